@@ -1,0 +1,152 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_ERROR_HPP
+#define DIGITAL_DELIVERY_ERROR_HPP
+
+#include <digital_delivery/detail/config.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <type_traits>
+
+namespace digital_delivery {
+
+using error_code = boost::system::error_code;
+
+/// Failures detected by the client itself: bad caller input, transport
+/// problems, timeouts and responses it cannot decode. Category name
+/// "digital_delivery.client".
+enum class client_errc : int
+{
+    // --- caller input (nothing was sent) ---
+    invalid_argument = 1,        ///< A request parameter the API forbids (see diagnostics).
+    invalid_path_parameter,      ///< An id that is empty, "." or "..".
+    invalid_page,                ///< page < 1.
+    invalid_per_page,            ///< per_page < 1 or above the endpoint's maximum.
+    invalid_byte_size,           ///< byte_size <= 0 or above 2 GB (2147483648 bytes).
+    missing_required_field,      ///< A field the endpoint requires was not set.
+    empty_asset_ids,             ///< attach/detach with no asset ids.
+    invalid_base_url,            ///< client_params::base_url is not an absolute http(s) URL.
+    invalid_url,                 ///< Any other URL the client was asked to use (e.g. an upload URL).
+
+    // --- decoding what the server sent ---
+    invalid_json,                ///< The body is not JSON.
+    missing_field,               ///< A required field is absent (diagnostics name its path).
+    wrong_type,                  ///< A field has an unexpected JSON type or out-of-range value.
+    invalid_timestamp,           ///< A timestamp that is not ISO 8601.
+    unexpected_status,           ///< A status the API does not document (for example a proxy's 502).
+
+    // --- transport ---
+    resolve_timeout,             ///< Name resolution did not finish in time.
+    connect_timeout,             ///< TCP connect did not finish in time.
+    tls_handshake_timeout,       ///< The TLS handshake did not finish in time.
+    request_timeout,             ///< The whole request did not finish in time.
+    idle_timeout,                ///< No bytes moved for the idle (stall) timeout.
+    tls_certificate_verify_failed, ///< The peer's certificate chain is not trusted.
+    tls_hostname_mismatch,       ///< The certificate does not name the host.
+    tls_error,                   ///< Any other TLS failure.
+    response_too_large,          ///< The response body exceeded the configured limit.
+    connection_closed,           ///< The server closed the connection before a full response.
+    protocol_error,              ///< The peer did not speak valid HTTP/1.1.
+
+    // --- scheduling and deadlines ---
+    deadline_exceeded,           ///< The operation's deadline passed.
+    rate_limit_wait_exceeds_deadline, ///< Waiting for rate-limit points could not end before the deadline.
+    retries_exhausted,           ///< Retry budget or attempt limit used up (see diagnostics for the last error).
+
+    // --- uploads ---
+    source_unreadable,           ///< The upload source cannot be opened or read.
+    source_size_mismatch,        ///< The source ended before/after its declared size.
+    upload_stalled,              ///< No upload progress for the stall timeout.
+};
+
+/// Failures the Digital Delivery API (or its storage) reports. Category name
+/// "digital_delivery.api". The diagnostics carry the server's own message.
+enum class api_errc : int
+{
+    invalid_api_key = 1,              ///< 401 "Invalid API key" (or any 401).
+    not_found,                        ///< 404 that is none of the specific ones below.
+    order_not_found,                  ///< 404 "Order not found".
+    asset_not_found,                  ///< 404 "Asset not found".
+    digital_product_not_found,        ///< 404 "Digital product not found".
+    validation_failed,                ///< 422 whose message is none of the specific ones below.
+    external_url_blank,               ///< 422 "External url can't be blank".
+    preorder_launch_date_too_soon,    ///< 422 "Preorder launch date must be in the future".
+    asset_ids_invalid,                ///< 422 "asset_ids must be a non-empty array".
+    order_has_no_email,               ///< 422 "Order has no customer email. Provide an email parameter."
+    asset_not_internal,               ///< 422 "Only internal assets can have their file replaced".
+    no_orders_to_notify,              ///< 422 "This digital product has no orders to notify".
+    asset_storage_limit_exceeded,     ///< 422 with code asset_storage_limit_exceeded.
+    asset_count_limit_exceeded,       ///< 422 with code asset_count_limit_exceeded.
+    rate_limited,                     ///< 429; diagnostics carry Retry-After.
+    bad_request,                      ///< 400 (malformed body; not documented by the API).
+    server_error,                     ///< 5xx.
+    storage_signature_mismatch,       ///< Storage 403 SignatureDoesNotMatch.
+    storage_request_expired,          ///< Storage 403 AccessDenied "Request has expired".
+    storage_access_denied,            ///< Any other storage 403.
+    storage_error,                    ///< Any other storage failure (4xx/5xx with an S3 XML body).
+};
+
+/// Coarse groups that any of our codes (and some Asio codes) compare equal
+/// to: `if (ec == digital_delivery::condition::not_found)`.
+enum class condition : int
+{
+    invalid_input = 1,   ///< Caller input rejected before sending.
+    not_found,           ///< Any 404.
+    validation,          ///< Any 422 (including quota failures).
+    quota_exceeded,      ///< The plan's storage or asset-count quota.
+    unauthorized,        ///< 401.
+    rate_limited,        ///< 429 or a rate-limit wait that could not finish in time.
+    timeout,             ///< Any timeout or deadline.
+    decode,              ///< The response could not be decoded.
+    transport,           ///< Network, TLS or HTTP protocol failure.
+    storage,             ///< The object storage refused an upload or download.
+};
+
+DIGITAL_DELIVERY_DECL const boost::system::error_category& get_client_category() noexcept;
+DIGITAL_DELIVERY_DECL const boost::system::error_category& get_api_category() noexcept;
+DIGITAL_DELIVERY_DECL const boost::system::error_category& get_condition_category() noexcept;
+
+inline error_code make_error_code(client_errc e) noexcept { return {static_cast<int>(e), get_client_category()}; }
+inline error_code make_error_code(api_errc e) noexcept { return {static_cast<int>(e), get_api_category()}; }
+inline boost::system::error_condition make_error_condition(condition e) noexcept
+{
+    return {static_cast<int>(e), get_condition_category()};
+}
+
+/// True when retrying the same request later may succeed (429, 5xx, timeouts,
+/// connection failures). Whether a retry is *safe* also depends on the
+/// endpoint's idempotency; see docs/rate-limiting.md.
+DIGITAL_DELIVERY_DECL bool is_transient(const error_code& ec) noexcept;
+
+/// True when the failure certainly happened before any byte of the request
+/// reached the server (resolve, connect, TLS handshake, caller input). Such a
+/// request may be resent even when it is not idempotent.
+DIGITAL_DELIVERY_DECL bool is_request_not_sent(const error_code& ec) noexcept;
+
+}  // namespace digital_delivery
+
+namespace boost {
+namespace system {
+template <>
+struct is_error_code_enum<::digital_delivery::client_errc> : std::true_type
+{
+};
+template <>
+struct is_error_code_enum<::digital_delivery::api_errc> : std::true_type
+{
+};
+template <>
+struct is_error_condition_enum<::digital_delivery::condition> : std::true_type
+{
+};
+}  // namespace system
+}  // namespace boost
+
+#ifdef DIGITAL_DELIVERY_HEADER_ONLY
+#include <digital_delivery/impl/error.ipp>
+#endif
+
+#endif

@@ -1,0 +1,197 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_HTTP_MESSAGE_HPP
+#define DIGITAL_DELIVERY_HTTP_MESSAGE_HPP
+
+/// \file
+/// The plain HTTP request/response types that cross the transport boundary.
+/// They depend on nothing but the standard library and Asio's type-erased
+/// handler, so a custom transport never sees Beast and the client never sees
+/// the transport's HTTP library.
+
+#include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/error.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/buffer.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace digital_delivery {
+
+enum class http_method
+{
+    get,
+    post,
+    put,
+    patch,
+    delete_,
+};
+
+/// "GET", "POST", ...
+DIGITAL_DELIVERY_DECL std::string_view to_string(http_method m) noexcept;
+
+/// An ordered list of HTTP header fields with case-insensitive lookup. Names
+/// and values live in one contiguous buffer (one allocation for a typical
+/// response instead of one per field).
+class http_headers
+{
+public:
+    struct field
+    {
+        std::string_view name;
+        std::string_view value;
+    };
+
+    /// Appends a field (duplicates allowed, as on the wire).
+    DIGITAL_DELIVERY_DECL void add(std::string_view name, std::string_view value);
+
+    /// Replaces every field called `name` by one with `value` (appends if absent).
+    DIGITAL_DELIVERY_DECL void set(std::string_view name, std::string_view value);
+
+    /// Removes every field called `name`.
+    DIGITAL_DELIVERY_DECL void erase(std::string_view name);
+
+    /// The first field called `name` (case-insensitive), if any.
+    DIGITAL_DELIVERY_DECL std::optional<std::string_view> find(std::string_view name) const noexcept;
+
+    std::size_t size() const noexcept { return entries_.size(); }
+    bool empty() const noexcept { return entries_.empty(); }
+    field operator[](std::size_t i) const noexcept
+    {
+        const entry& e = entries_[i];
+        return {std::string_view(data_).substr(e.name_off, e.name_len), std::string_view(data_).substr(e.value_off, e.value_len)};
+    }
+    void clear() noexcept
+    {
+        data_.clear();
+        entries_.clear();
+    }
+    /// Reserve room for `fields` fields totalling `bytes` characters.
+    void reserve(std::size_t fields, std::size_t bytes)
+    {
+        entries_.reserve(fields);
+        data_.reserve(bytes);
+    }
+
+    /// Iteration yields `field` values in wire order.
+    class iterator
+    {
+    public:
+        using value_type = field;
+        using difference_type = std::ptrdiff_t;
+        iterator() = default;
+        iterator(const http_headers* h, std::size_t i) noexcept : h_(h), i_(i) {}
+        field operator*() const noexcept { return (*h_)[i_]; }
+        iterator& operator++() noexcept
+        {
+            ++i_;
+            return *this;
+        }
+        iterator operator++(int) noexcept
+        {
+            auto t = *this;
+            ++i_;
+            return t;
+        }
+        bool operator==(const iterator& o) const noexcept { return i_ == o.i_; }
+
+    private:
+        const http_headers* h_{};
+        std::size_t i_{};
+    };
+    iterator begin() const noexcept { return {this, 0}; }
+    iterator end() const noexcept { return {this, entries_.size()}; }
+
+private:
+    struct entry
+    {
+        std::uint32_t name_off, name_len, value_off, value_len;
+    };
+    std::string data_;
+    std::vector<entry> entries_;
+};
+
+/// A request body produced piece by piece (uploads of up to 2 GB). The
+/// transport sends exactly size() bytes with `Content-Length` (never chunked),
+/// calling async_read_some until the source reports end of data.
+///
+/// Implementations: file and memory sources in <digital_delivery/upload.hpp>;
+/// users may provide their own.
+class body_source
+{
+public:
+    using read_handler = boost::asio::any_completion_handler<void(error_code, std::size_t)>;
+
+    virtual ~body_source() = default;
+
+    /// Exact number of bytes the body has.
+    virtual std::uint64_t size() const noexcept = 0;
+
+    /// Reads up to buffer_size(buf) bytes into `buf`. Completes with the byte
+    /// count (> 0) or with boost::asio::error::eof once everything was read.
+    /// Must not complete inline (post if the data is already available).
+    virtual void async_read_some(boost::asio::mutable_buffer buf, read_handler handler) = 0;
+
+    /// Starts again from the first byte (for a retried upload).
+    virtual error_code rewind() = 0;
+};
+
+/// Called by a transport as the request body goes out: bytes written so far.
+using body_progress_fn = std::function<void(std::uint64_t bytes_sent)>;
+
+/// Everything a transport needs to send one request.
+struct http_request
+{
+    http_method method = http_method::get;
+
+    /// Absolute URL: scheme://host[:port]/path[?query]. Sent byte-exact (a
+    /// presigned query string is not re-encoded).
+    std::string url;
+
+    /// Fields to send. The transport adds Host, Content-Length and, if absent,
+    /// User-Agent; it adds nothing else.
+    http_headers headers;
+
+    /// The body when `body_stream` is null (may be empty).
+    std::string body;
+
+    /// A streaming body (uploads). When set, `body` is ignored.
+    std::shared_ptr<body_source> body_stream;
+
+    /// Progress of a streaming body; may be empty.
+    body_progress_fn on_body_progress;
+
+    /// True when the request may be sent again on a fresh connection if a
+    /// pooled connection turns out to be closed before any response byte.
+    bool idempotent = false;
+
+    /// Whole-request timeout for this request; zero means the transport's default.
+    std::chrono::milliseconds timeout{0};
+};
+
+/// What a transport completes with. On a transport error the status is 0.
+struct http_response
+{
+    unsigned status = 0;
+    http_headers headers;
+    std::string body;
+};
+
+}  // namespace digital_delivery
+
+#ifdef DIGITAL_DELIVERY_HEADER_ONLY
+#include <digital_delivery/impl/http_message.ipp>
+#endif
+
+#endif

@@ -1,0 +1,20 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_SRC_HPP
+#define DIGITAL_DELIVERY_SRC_HPP
+
+// Include this file in exactly one translation unit of a program that defines
+// DIGITAL_DELIVERY_SEPARATE_COMPILATION everywhere. It compiles every
+// non-template function of the library, the Beast transport included, and
+// the explicit instantiations that call sites only declare.
+
+#ifndef DIGITAL_DELIVERY_SEPARATE_COMPILATION
+#error "Define DIGITAL_DELIVERY_SEPARATE_COMPILATION to use <digital_delivery/src.hpp>"
+#endif
+
+#include <digital_delivery/impl/error.ipp>
+#include <digital_delivery/impl/http_message.ipp>
+
+#endif

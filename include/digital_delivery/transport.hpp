@@ -1,0 +1,101 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_TRANSPORT_HPP
+#define DIGITAL_DELIVERY_TRANSPORT_HPP
+
+/// \file
+/// The transport concept and its type-erased holder.
+///
+/// A transport sends one http_request and completes with an http_response.
+/// That is the whole contract (docs/transport.md):
+///
+///  - `get_executor()`: the I/O executor the transport runs on;
+///  - `async_send(http_request, transport_handler)`: sends the request and
+///    completes exactly once with (error_code, http_response). It must not
+///    complete inline from the call (post instead), must honour the handler's
+///    cancellation slot (terminal cancellation at least; complete with
+///    boost::asio::error::operation_aborted), and must deliver the completion
+///    through the handler's associated executor.
+///
+/// The client only ever holds an any_transport, so no transport template is
+/// instantiated at a call site.
+
+#include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/http_message.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+
+#include <concepts>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+namespace digital_delivery {
+
+/// The completion handler a transport receives.
+using transport_handler = boost::asio::any_completion_handler<void(error_code, http_response)>;
+
+/// Satisfied by any type that can carry our requests.
+template <class T>
+concept transport = requires(T& t, http_request req, transport_handler h) {
+    { t.get_executor() } -> std::convertible_to<boost::asio::any_io_executor>;
+    { t.async_send(std::move(req), std::move(h)) } -> std::same_as<void>;
+};
+
+namespace detail {
+struct transport_base
+{
+    virtual ~transport_base() = default;
+    virtual boost::asio::any_io_executor get_executor() = 0;
+    virtual void async_send(http_request req, transport_handler h) = 0;
+};
+
+template <class Ptr>
+struct transport_holder final : transport_base
+{
+    Ptr p;
+    explicit transport_holder(Ptr ptr) : p(std::move(ptr)) {}
+    boost::asio::any_io_executor get_executor() override { return p->get_executor(); }
+    void async_send(http_request req, transport_handler h) override { p->async_send(std::move(req), std::move(h)); }
+};
+}  // namespace detail
+
+/// A shared, type-erased transport. Copies refer to the same transport.
+class any_transport
+{
+public:
+    any_transport() = default;
+
+    /// Takes ownership of a transport object.
+    template <transport T>
+        requires(!std::is_same_v<std::decay_t<T>, any_transport>)
+    any_transport(T t)  // NOLINT(google-explicit-constructor)
+        : impl_(std::make_shared<detail::transport_holder<std::shared_ptr<T>>>(std::make_shared<T>(std::move(t))))
+    {
+    }
+
+    /// Shares a transport the caller keeps a handle to (e.g. a fake_transport
+    /// the test also inspects).
+    template <transport T>
+    any_transport(std::shared_ptr<T> t)  // NOLINT(google-explicit-constructor)
+        : impl_(std::make_shared<detail::transport_holder<std::shared_ptr<T>>>(std::move(t)))
+    {
+    }
+
+    explicit operator bool() const noexcept { return impl_ != nullptr; }
+
+    boost::asio::any_io_executor get_executor() const { return impl_->get_executor(); }
+    void async_send(http_request req, transport_handler h) const { impl_->async_send(std::move(req), std::move(h)); }
+
+private:
+    std::shared_ptr<detail::transport_base> impl_;
+};
+
+static_assert(transport<any_transport>);
+
+}  // namespace digital_delivery
+
+#endif
