@@ -16,5 +16,6 @@
 
 #include <digital_delivery/impl/error.ipp>
 #include <digital_delivery/impl/http_message.ipp>
+#include <digital_delivery/impl/rate_limit.ipp>
 
 #endif

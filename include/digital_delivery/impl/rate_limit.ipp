@@ -1,0 +1,132 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_IMPL_RATE_LIMIT_IPP
+#define DIGITAL_DELIVERY_IMPL_RATE_LIMIT_IPP
+
+#include <digital_delivery/rate_limit.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+namespace digital_delivery {
+namespace detail {
+
+inline std::string_view trim_ows(std::string_view s) noexcept
+{
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+        s.remove_suffix(1);
+    return s;
+}
+
+inline std::optional<std::int64_t> parse_int64(std::string_view s) noexcept
+{
+    s = trim_ows(s);
+    std::int64_t v{};
+    auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (r.ec != std::errc{} || r.ptr != s.data() + s.size())
+        return std::nullopt;
+    return v;
+}
+
+// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
+inline std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) noexcept
+{
+    y -= m <= 2;
+    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = static_cast<unsigned>(y - era * 400);
+    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+// "Sun, 06 Nov 1994 08:49:37 GMT"
+inline std::optional<std::chrono::system_clock::time_point> parse_imf_fixdate(std::string_view s) noexcept
+{
+    s = trim_ows(s);
+    if (s.size() != 29 || s[3] != ',' || s.substr(26) != "GMT")
+        return std::nullopt;
+    static constexpr const char* months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                             "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    unsigned mon = 0;
+    for (unsigned i = 0; i < 12; ++i)
+        if (s.substr(8, 3) == months[i])
+            mon = i + 1;
+    auto num = [&](std::size_t pos, std::size_t len) -> std::optional<std::int64_t> {
+        return parse_int64(s.substr(pos, len));
+    };
+    auto day = num(5, 2), year = num(12, 4), hh = num(17, 2), mm = num(20, 2), ss = num(23, 2);
+    if (!mon || !day || !year || !hh || !mm || !ss || *day < 1 || *day > 31 || *hh > 23 || *mm > 59 || *ss > 60)
+        return std::nullopt;
+    const std::int64_t secs = days_from_civil(*year, mon, static_cast<unsigned>(*day)) * 86400 + *hh * 3600 +
+                              *mm * 60 + *ss;
+    return std::chrono::system_clock::time_point(std::chrono::seconds(secs));
+}
+
+}  // namespace detail
+
+DIGITAL_DELIVERY_DECL std::optional<rate_limit_snapshot> parse_rate_limit_headers(
+    const http_headers& headers,
+    std::chrono::system_clock::time_point now
+)
+{
+    rate_limit_snapshot snap;
+    bool any = false;
+    if (auto v = headers.find("X-RateLimit-Limit"))
+        if (auto n = detail::parse_int64(*v); n && *n >= 0)
+            snap.limit = *n, any = true;
+    if (auto v = headers.find("X-RateLimit-Remaining"))
+        if (auto n = detail::parse_int64(*v); n && *n >= 0)
+            snap.remaining = *n, any = true;
+    if (auto v = headers.find("X-RateLimit-Reset"))
+    {
+        if (auto n = detail::parse_int64(*v); n && *n >= 0)
+        {
+            snap.reset = *n < 1000000000 ? now + std::chrono::seconds(*n)
+                                         : std::chrono::system_clock::time_point(std::chrono::seconds(*n));
+            any = true;
+        }
+    }
+    if (!any)
+        return std::nullopt;
+    snap.source = rate_limit_source::header;
+    snap.observed_at = now;
+    return snap;
+}
+
+DIGITAL_DELIVERY_DECL std::optional<std::chrono::milliseconds> parse_retry_after(
+    std::string_view value,
+    std::chrono::system_clock::time_point now
+)
+{
+    value = detail::trim_ows(value);
+    if (value.empty())
+        return std::nullopt;
+    if ((value[0] >= '0' && value[0] <= '9') || value[0] == '-' || value[0] == '.')
+    {
+        // delta-seconds, fractional tolerated
+        double secs{};
+        auto r = std::from_chars(value.data(), value.data() + value.size(), secs);
+        if (r.ec != std::errc{} || r.ptr != value.data() + value.size() || !std::isfinite(secs))
+            return std::nullopt;
+        if (secs <= 0)
+            return std::chrono::milliseconds(0);
+        if (secs > 86400.0 * 365)
+            secs = 86400.0 * 365;
+        return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(secs * 1000.0)));
+    }
+    auto when = detail::parse_imf_fixdate(value);
+    if (!when)
+        return std::nullopt;
+    if (*when <= now)
+        return std::chrono::milliseconds(0);
+    return std::chrono::ceil<std::chrono::milliseconds>(*when - now);
+}
+
+}  // namespace digital_delivery
+
+#endif
