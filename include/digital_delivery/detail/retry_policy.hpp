@@ -1,0 +1,72 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_DETAIL_RETRY_POLICY_HPP
+#define DIGITAL_DELIVERY_DETAIL_RETRY_POLICY_HPP
+
+/// \file
+/// Pure retry rules (no state, no clock): classification and backoff. The
+/// stateful parts (attempt counting, budget) live in retry.hpp.
+
+#include <digital_delivery/error.hpp>
+#include <digital_delivery/retry.hpp>
+
+#include <boost/asio/error.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace digital_delivery {
+namespace detail {
+
+/// How a failure may be retried.
+enum class retry_class
+{
+    never,           ///< Permanent, or cancelled by the caller.
+    if_idempotent,   ///< Transient, but the request may have been processed.
+    always,          ///< The server certainly did not process the request.
+};
+
+inline retry_class classify_failure(const error_code& ec, unsigned status) noexcept
+{
+    if (ec == boost::asio::error::operation_aborted)
+        return retry_class::never;
+    if (status == 429 || ec == make_error_code(api_errc::rate_limited))
+        return retry_class::always;
+    if (ec && is_request_not_sent(ec) && is_transient(ec))
+        return retry_class::always;
+    if ((status >= 500 && status <= 599 && status != 501 && status != 505) || status == 408 ||
+        ec == make_error_code(api_errc::server_error))
+        return retry_class::if_idempotent;
+    if (ec && is_transient(ec))
+        return retry_class::if_idempotent;
+    return retry_class::never;
+}
+
+/// The backoff ceiling before retry number `retry` (1 = first retry):
+/// min(max_backoff, initial_backoff * multiplier^(retry-1)).
+inline std::chrono::milliseconds backoff_ceiling(int retry, const retry_params& p) noexcept
+{
+    const double base = static_cast<double>(std::max<std::int64_t>(p.initial_backoff.count(), 0));
+    const double cap = static_cast<double>(std::max<std::int64_t>(p.max_backoff.count(), 0));
+    const double mult = p.backoff_multiplier >= 1.0 ? p.backoff_multiplier : 1.0;
+    const double v = base * std::pow(mult, std::max(retry - 1, 0));
+    return std::chrono::milliseconds(static_cast<std::int64_t>(std::min(v, cap)));
+}
+
+/// Full jitter: u * ceiling, u in [0, 1) (clamped).
+inline std::chrono::milliseconds full_jitter(std::chrono::milliseconds ceiling, double u) noexcept
+{
+    if (!(u >= 0.0))
+        u = 0.0;
+    if (u >= 1.0)
+        u = 1.0;
+    return std::chrono::milliseconds(static_cast<std::int64_t>(static_cast<double>(ceiling.count()) * u));
+}
+
+}  // namespace detail
+}  // namespace digital_delivery
+
+#endif

@@ -1,0 +1,328 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_DETAIL_SCHEDULER_CORE_HPP
+#define DIGITAL_DELIVERY_DETAIL_SCHEDULER_CORE_HPP
+
+/// \file
+/// The sans-io rate-limit scheduler: a token bucket plus an ordered queue of
+/// waiters. No timers, no threads, no locks: every input takes `now`, every
+/// output says who may proceed and when to call again. The asynchronous
+/// rate_limiter (rate_limiter.hpp) drives it under a mutex.
+
+#include <digital_delivery/detail/token_bucket.hpp>
+#include <digital_delivery/rate_limit.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace digital_delivery {
+
+/// Priority class of a request waiting for rate-limit points. Within a class
+/// requests proceed first-in first-out; across classes the higher class goes
+/// first, except that every `aging_interval` of waiting lifts a request by one
+/// class (so background work is delayed, never starved).
+enum class priority : std::uint8_t
+{
+    interactive = 0,  ///< A user is waiting (default for single requests).
+    normal = 1,       ///< Ordinary work.
+    background = 2,   ///< Bulk work (synchronisation, exports).
+};
+
+namespace detail {
+
+struct scheduler_config
+{
+    double capacity = 40;
+    std::chrono::duration<double> window = std::chrono::seconds(60);
+    std::chrono::steady_clock::duration aging_interval = std::chrono::seconds(10);
+    std::chrono::steady_clock::duration max_retry_after = std::chrono::seconds(60);
+};
+
+class scheduler_core
+{
+public:
+    using clock = std::chrono::steady_clock;
+    using time_point = clock::time_point;
+    using duration = clock::duration;
+    using waiter_id = std::uint64_t;
+
+    enum class acquire_status
+    {
+        granted,               ///< The points were taken; proceed now.
+        queued,                ///< Wait; poll() will report the outcome.
+        deadline_unreachable,  ///< Even the earliest possible grant is after the deadline.
+    };
+
+    /// What poll() decided about one queued waiter.
+    struct outcome
+    {
+        waiter_id id;
+        bool granted;  ///< false: its deadline became unreachable.
+    };
+
+    scheduler_core(const scheduler_config& cfg, time_point now)
+        : cfg_(cfg), bucket_(cfg.capacity, cfg.window, now)
+    {
+    }
+
+    /// Asks for `cost` points for waiter `id` (unique among queued waiters).
+    /// A cost above the capacity is treated as the capacity.
+    acquire_status acquire(
+        waiter_id id,
+        double cost,
+        priority prio,
+        std::optional<time_point> deadline,
+        time_point now
+    )
+    {
+        cost = std::clamp(cost, 0.0, bucket_.capacity());
+        const key k{now + static_cast<int>(prio) * cfg_.aging_interval, seq_++};
+        const bool at_front = queue_.empty() || k < queue_.begin()->first;
+        if (at_front && now >= paused_until_ && bucket_.try_take(cost, now))
+        {
+            from_header_ = false;
+            return acquire_status::granted;
+        }
+        const bool at_back = queue_.empty() || queue_.rbegin()->first < k;
+        double ahead = 0;
+        if (at_back)
+            ahead = total_queued_;
+        else
+            for (auto it = queue_.begin(); it != queue_.end() && it->first < k; ++it)
+                ahead += it->second.cost;
+        if (deadline && earliest(ahead + cost, now) > *deadline)
+            return acquire_status::deadline_unreachable;
+        queue_.emplace(k, entry{id, cost, deadline});
+        index_.emplace(id, k);
+        total_queued_ += cost;
+        if (deadline)
+            ++deadline_waiters_;
+        if (!at_back)
+            scan_needed_ = true;  // it went ahead of others: their estimates moved later
+        return acquire_status::queued;
+    }
+
+    /// Removes a queued waiter and releases its reservation (everyone behind
+    /// it moves earlier). False if `id` is not queued (already granted or
+    /// failed). Call poll() afterwards: the new head may proceed at once.
+    bool cancel(waiter_id id)
+    {
+        auto it = index_.find(id);
+        if (it == index_.end())
+            return false;
+        auto q = queue_.find(it->second);
+        erase(q);
+        index_.erase(it);
+        return true;
+    }
+
+    /// Grants what can proceed at `now` (head first, strictly in order), fails
+    /// waiters whose deadline can no longer be met, appends both to `out`.
+    void poll(time_point now, std::vector<outcome>& out)
+    {
+        if (now >= paused_until_)
+        {
+            while (!queue_.empty())
+            {
+                auto head = queue_.begin();
+                if (!bucket_.try_take(head->second.cost, now))
+                    break;
+                from_header_ = false;
+                out.push_back({head->second.id, true});
+                index_.erase(head->second.id);
+                erase(head);
+            }
+        }
+        if (scan_needed_)
+        {
+            scan_needed_ = false;
+            if (deadline_waiters_ > 0)
+                scan_deadlines(now, out);
+        }
+    }
+
+    /// When poll() should next be called (nullopt: nobody is waiting).
+    std::optional<time_point> next_wake(time_point now)
+    {
+        if (queue_.empty())
+            return std::nullopt;
+        return earliest(queue_.begin()->second.cost, now);
+    }
+
+    /// A 429: the server's bucket is empty. With a Retry-After, nothing is
+    /// granted before now + min(retry_after, max_retry_after). Returns the new
+    /// pause end if the pause was started or extended (a storm of 429s never
+    /// shortens it and adds nothing while it already covers the new end).
+    std::optional<time_point> on_rate_limited(std::optional<duration> retry_after, time_point now)
+    {
+        bucket_.lower_to(0, now);
+        from_header_ = false;
+        scan_needed_ = true;
+        if (!retry_after)
+            return std::nullopt;
+        const duration d = std::clamp(*retry_after, duration::zero(), cfg_.max_retry_after);
+        const time_point end = now + d;
+        if (d == duration::zero() || end <= paused_until_)
+            return std::nullopt;
+        paused_until_ = end;
+        pause_reported_ = true;
+        return end;
+    }
+
+    /// True once after a pause reported by on_rate_limited() has ended.
+    bool take_resumed(time_point now) noexcept
+    {
+        if (pause_reported_ && now >= paused_until_)
+        {
+            pause_reported_ = false;
+            return true;
+        }
+        return false;
+    }
+
+    /// Folds in the server's X-RateLimit-* figures. Conservative: the local
+    /// balance is only ever lowered (a stale or reordered header can never add
+    /// points), and the capacity only ever lowered below the configured one.
+    /// Returns true when the estimate changed.
+    bool observe(const rate_limit_snapshot& s, time_point now)
+    {
+        bool changed = false;
+        if (s.limit || s.remaining || s.reset)
+            last_header_ = s;
+        if (s.limit && *s.limit > 0 && static_cast<double>(*s.limit) < bucket_.capacity())
+        {
+            bucket_.set_capacity(static_cast<double>(*s.limit), now);
+            changed = true;
+        }
+        if (s.remaining && bucket_.lower_to(static_cast<double>(*s.remaining), now))
+        {
+            from_header_ = true;
+            changed = true;
+        }
+        if (changed)
+            scan_needed_ = true;
+        return changed;
+    }
+
+    /// Gives back points of a request that provably never reached the server.
+    void refund(double cost, time_point now) { bucket_.give_back(std::max(cost, 0.0), now); }
+
+    /// Snapshot for observability: the local estimate, or the server's figures
+    /// when they set the estimate and nothing was granted since.
+    rate_limit_snapshot snapshot(time_point now, std::chrono::system_clock::time_point sys_now)
+    {
+        rate_limit_snapshot s;
+        const double avail = bucket_.available(now);
+        s.limit = static_cast<std::int64_t>(bucket_.capacity());
+        s.remaining = static_cast<std::int64_t>(std::floor(std::max(0.0, avail) + token_bucket::epsilon));
+        const auto to_full = std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            bucket_.time_to_reach(bucket_.capacity(), now));
+        s.reset = sys_now + to_full;
+        s.source = rate_limit_source::estimate;
+        s.observed_at = sys_now;
+        if (from_header_ && last_header_)
+        {
+            if (last_header_->limit)
+                s.limit = last_header_->limit;
+            if (last_header_->reset)
+                s.reset = last_header_->reset;
+            s.source = rate_limit_source::header;
+        }
+        return s;
+    }
+
+    double available(time_point now) { return bucket_.available(now); }
+    double capacity() const noexcept { return bucket_.capacity(); }
+    double reserved() const noexcept { return queue_.empty() ? 0.0 : total_queued_; }
+    std::size_t queued() const noexcept { return queue_.size(); }
+    time_point paused_until() const noexcept { return paused_until_; }
+    bool is_queued(waiter_id id) const { return index_.count(id) != 0; }
+    std::optional<waiter_id> head() const
+    {
+        if (queue_.empty())
+            return std::nullopt;
+        return queue_.begin()->second.id;
+    }
+
+    /// Earliest time at which `points` more points can have been granted, from
+    /// the current balance (a lower bound, honouring the pause).
+    time_point earliest(double points, time_point now)
+    {
+        const time_point by_refill = now + bucket_.time_to_reach(points, now);
+        return std::max(by_refill, paused_until_);
+    }
+
+private:
+    struct key
+    {
+        time_point virtual_time;  // enqueue time + class * aging_interval
+        std::uint64_t seq;
+        bool operator<(const key& o) const noexcept
+        {
+            return virtual_time < o.virtual_time || (virtual_time == o.virtual_time && seq < o.seq);
+        }
+    };
+    struct entry
+    {
+        waiter_id id;
+        double cost;
+        std::optional<time_point> deadline;
+    };
+    using queue_type = std::map<key, entry>;
+
+    void erase(queue_type::iterator it)
+    {
+        total_queued_ -= it->second.cost;
+        if (it->second.deadline)
+            --deadline_waiters_;
+        queue_.erase(it);
+        if (queue_.empty())
+            total_queued_ = 0;  // no drift
+    }
+
+    void scan_deadlines(time_point now, std::vector<outcome>& out)
+    {
+        double cum = 0;
+        for (auto it = queue_.begin(); it != queue_.end();)
+        {
+            const double c = cum + it->second.cost;
+            if (it->second.deadline && earliest(c, now) > *it->second.deadline)
+            {
+                out.push_back({it->second.id, false});
+                index_.erase(it->second.id);
+                auto next = std::next(it);
+                erase(it);
+                it = next;
+                continue;
+            }
+            cum = c;
+            ++it;
+        }
+    }
+
+    scheduler_config cfg_;
+    token_bucket bucket_;
+    queue_type queue_;
+    std::unordered_map<waiter_id, key> index_;
+    double total_queued_ = 0;
+    std::size_t deadline_waiters_ = 0;
+    std::uint64_t seq_ = 0;
+    time_point paused_until_{};
+    bool pause_reported_ = false;
+    bool scan_needed_ = false;
+    bool from_header_ = false;
+    std::optional<rate_limit_snapshot> last_header_;
+};
+
+}  // namespace detail
+}  // namespace digital_delivery
+
+#endif

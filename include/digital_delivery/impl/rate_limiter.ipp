@@ -1,0 +1,446 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_IMPL_RATE_LIMITER_IPP
+#define DIGITAL_DELIVERY_IMPL_RATE_LIMITER_IPP
+
+#include <digital_delivery/rate_limiter.hpp>
+
+#include <boost/asio/append.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <cctype>
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+namespace digital_delivery {
+namespace detail {
+
+// One per rate_limiter handle: the timer that wakes the scheduler when the
+// head waiter belongs to this handle.
+struct limiter_driver
+{
+    explicit limiter_driver(boost::asio::any_io_executor ex) : ex(ex), timer(ex) {}
+    boost::asio::any_io_executor ex;
+    boost::asio::steady_timer timer;
+    std::uint64_t generation = 0;  // guarded by limiter_state::mtx
+};
+
+struct limiter_waiter
+{
+    boost::asio::any_completion_handler<void(error_code)> handler;
+    std::shared_ptr<limiter_driver> driver;
+};
+
+// A completion decided under the lock, delivered after it.
+struct limiter_completion
+{
+    boost::asio::any_completion_handler<void(error_code)> handler;
+    boost::asio::any_io_executor ex;
+    error_code ec;
+};
+
+struct limiter_batch
+{
+    std::vector<limiter_completion> completions;
+    std::vector<throttle_event> events;
+    std::function<void(const throttle_event&)> hook;
+
+    void deliver()
+    {
+        for (auto& c : completions)
+            boost::asio::post(c.ex, boost::asio::append(std::move(c.handler), c.ec));
+        if (hook)
+            for (auto& e : events)
+                hook(e);
+    }
+};
+
+inline scheduler_config to_config(const rate_limit_params& p)
+{
+    scheduler_config c;
+    c.capacity = p.capacity;
+    c.window = p.window;
+    c.aging_interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(p.aging_interval);
+    c.max_retry_after = std::chrono::duration_cast<std::chrono::steady_clock::duration>(p.max_retry_after);
+    return c;
+}
+
+struct limiter_state : std::enable_shared_from_this<limiter_state>
+{
+    using clock = std::chrono::steady_clock;
+
+    limiter_state(const rate_limit_params& p, rate_limiter::clock_fn c)
+        : params(p), now_fn(std::move(c)), core(to_config(p), now())
+    {
+    }
+
+    clock::time_point now() const { return now_fn ? now_fn() : clock::now(); }
+
+    rate_limit_params params;
+    rate_limiter::clock_fn now_fn;
+    mutable std::mutex mtx;
+    scheduler_core core;
+    std::unordered_map<std::uint64_t, limiter_waiter> waiters;
+    std::uint64_t next_id = 1;
+    std::weak_ptr<limiter_driver> armed;
+    std::optional<clock::time_point> armed_at;
+    std::function<void(const throttle_event&)> hook;
+    std::vector<scheduler_core::outcome> scratch;
+
+    // --- everything below runs with mtx held ---
+
+    void finish(std::uint64_t id, error_code ec, limiter_batch& b)
+    {
+        auto it = waiters.find(id);
+        if (it == waiters.end())
+            return;
+        auto ex = it->second.driver->ex;
+        b.completions.push_back({std::move(it->second.handler), std::move(ex), ec});
+        waiters.erase(it);
+    }
+
+    void note_resumed(clock::time_point now, limiter_batch& b)
+    {
+        if (core.take_resumed(now))
+        {
+            throttle_event e;
+            e.what = throttle_event::kind::resumed;
+            e.until = now;
+            e.waiting = core.queued();
+            b.events.push_back(e);
+            b.hook = hook;
+        }
+    }
+
+    // Grants/fails what the core says, then re-arms one timer for the head.
+    void process(clock::time_point now, limiter_batch& b)
+    {
+        scratch.clear();
+        core.poll(now, scratch);
+        for (const auto& o : scratch)
+            finish(o.id, o.granted ? error_code() : make_error_code(client_errc::rate_limit_wait_exceeds_deadline), b);
+        note_resumed(now, b);
+        rearm(now);
+    }
+
+    void rearm(clock::time_point now)
+    {
+        auto wake = core.next_wake(now);
+        auto current = armed.lock();
+        if (!wake)
+        {
+            if (current)
+            {
+                ++current->generation;
+                current->timer.cancel();
+            }
+            armed.reset();
+            armed_at.reset();
+            return;
+        }
+        auto head = core.head();
+        auto it = waiters.find(*head);
+        if (it == waiters.end())
+            return;  // cannot happen: every queued id has a waiter
+        const auto& d = it->second.driver;
+        if (current == d && armed_at == wake)
+            return;
+        if (current && current != d)
+        {
+            ++current->generation;
+            current->timer.cancel();
+        }
+        arm(d, *wake, now);
+    }
+
+    void arm(const std::shared_ptr<limiter_driver>& d, clock::time_point wake, clock::time_point now)
+    {
+        const std::uint64_t gen = ++d->generation;
+        armed = d;
+        armed_at = wake;
+        d->timer.expires_after(wake > now ? wake - now : clock::duration::zero());
+        d->timer.async_wait([ws = weak_from_this(), wd = std::weak_ptr<limiter_driver>(d), gen](error_code) {
+            auto s = ws.lock();
+            auto drv = wd.lock();
+            if (!s || !drv)
+                return;
+            limiter_batch b;
+            {
+                std::lock_guard<std::mutex> lk(s->mtx);
+                if (drv->generation != gen)
+                    return;  // re-armed or cancelled since
+                s->armed.reset();
+                s->armed_at.reset();
+                s->process(s->now(), b);
+            }
+            b.deliver();
+        });
+    }
+
+    void cancel_waiter(std::uint64_t id)
+    {
+        limiter_batch b;
+        {
+            std::lock_guard<std::mutex> lk(mtx);
+            if (!core.cancel(id))
+                return;
+            finish(id, boost::asio::error::operation_aborted, b);
+            process(now(), b);
+        }
+        b.deliver();
+    }
+};
+
+struct limiter_registry
+{
+    std::mutex mtx;
+    std::unordered_map<std::string, std::weak_ptr<limiter_state>> map;
+};
+
+inline limiter_registry& get_limiter_registry()
+{
+    static limiter_registry r;
+    return r;
+}
+
+inline std::uint64_t fnv1a(std::string_view s, std::uint64_t seed) noexcept
+{
+    std::uint64_t h = 14695981039346656037ull ^ seed;
+    for (unsigned char c : s)
+    {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    // final avalanche (splitmix64)
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    return h;
+}
+
+}  // namespace detail
+
+DIGITAL_DELIVERY_DECL rate_limiter::rate_limiter(executor_type ex, const rate_limit_params& params, clock_fn now)
+    : ex_(ex),
+      state_(std::make_shared<detail::limiter_state>(params, std::move(now))),
+      driver_(std::make_shared<detail::limiter_driver>(ex))
+{
+}
+
+DIGITAL_DELIVERY_DECL rate_limiter::rate_limiter(executor_type ex, std::shared_ptr<detail::limiter_state> st)
+    : ex_(ex), state_(std::move(st)), driver_(std::make_shared<detail::limiter_driver>(ex))
+{
+}
+
+DIGITAL_DELIVERY_DECL rate_limiter::~rate_limiter()
+{
+    // Waiters of this handle keep its driver (and timer) alive until they
+    // complete; nothing to cancel here.
+}
+
+DIGITAL_DELIVERY_DECL void rate_limiter::acquire_impl(
+    int cost,
+    priority prio,
+    std::optional<clock::time_point> deadline,
+    boost::asio::any_completion_handler<completion_signature> handler
+)
+{
+    auto& st = *state_;
+    if (!st.params.enabled)
+    {
+        boost::asio::post(ex_, boost::asio::append(std::move(handler), error_code()));
+        return;
+    }
+    detail::limiter_batch b;
+    {
+        std::lock_guard<std::mutex> lk(st.mtx);
+        const auto now = st.now();
+        const std::uint64_t id = st.next_id++;
+        switch (st.core.acquire(id, cost, prio, deadline, now))
+        {
+        case detail::scheduler_core::acquire_status::granted:
+            b.completions.push_back({std::move(handler), ex_, error_code()});
+            st.note_resumed(now, b);
+            break;
+        case detail::scheduler_core::acquire_status::deadline_unreachable:
+            b.completions.push_back(
+                {std::move(handler), ex_, make_error_code(client_errc::rate_limit_wait_exceeds_deadline)});
+            break;
+        case detail::scheduler_core::acquire_status::queued:
+        {
+            auto slot = boost::asio::get_associated_cancellation_slot(handler);
+            if (slot.is_connected())
+            {
+                slot.assign([ws = std::weak_ptr<detail::limiter_state>(state_), id](boost::asio::cancellation_type t) {
+                    using ct = boost::asio::cancellation_type;
+                    if ((t & (ct::terminal | ct::partial | ct::total)) == ct::none)
+                        return;
+                    if (auto s = ws.lock())
+                        s->cancel_waiter(id);
+                });
+            }
+            st.waiters.emplace(id, detail::limiter_waiter{std::move(handler), driver_});
+            st.process(now, b);
+            break;
+        }
+        }
+    }
+    b.deliver();
+}
+
+DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(const http_headers& headers, unsigned status)
+{
+    observe_response(headers, status, state_->now(), std::chrono::system_clock::now());
+}
+
+DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(
+    const http_headers& headers,
+    unsigned status,
+    clock::time_point now,
+    std::chrono::system_clock::time_point sys_now
+)
+{
+    auto& st = *state_;
+    detail::limiter_batch b;
+    {
+        std::lock_guard<std::mutex> lk(st.mtx);
+        if (status == 429 && st.params.enabled)
+        {
+            std::optional<std::chrono::milliseconds> ra;
+            if (auto v = headers.find("Retry-After"))
+                ra = parse_retry_after(*v, sys_now);
+            std::optional<clock::duration> d;
+            if (ra)
+                d = std::chrono::duration_cast<clock::duration>(*ra);
+            if (auto end = st.core.on_rate_limited(d, now))
+            {
+                throttle_event e;
+                e.what = throttle_event::kind::paused;
+                e.until = *end;
+                e.retry_after = std::chrono::ceil<std::chrono::milliseconds>(*end - now);
+                e.waiting = st.core.queued();
+                b.events.push_back(e);
+                b.hook = st.hook;
+            }
+        }
+        if (st.params.follow_server_headers)
+            if (auto snap = parse_rate_limit_headers(headers, sys_now))
+                st.core.observe(*snap, now);
+        st.process(now, b);
+    }
+    b.deliver();
+}
+
+DIGITAL_DELIVERY_DECL void rate_limiter::refund(int cost)
+{
+    auto& st = *state_;
+    detail::limiter_batch b;
+    {
+        std::lock_guard<std::mutex> lk(st.mtx);
+        const auto now = st.now();
+        st.core.refund(cost, now);
+        st.process(now, b);
+    }
+    b.deliver();
+}
+
+DIGITAL_DELIVERY_DECL rate_limit_snapshot rate_limiter::snapshot() const
+{
+    auto& st = *state_;
+    std::lock_guard<std::mutex> lk(st.mtx);
+    return st.core.snapshot(st.now(), std::chrono::system_clock::now());
+}
+
+DIGITAL_DELIVERY_DECL void rate_limiter::set_throttle_hook(std::function<void(const throttle_event&)> hook)
+{
+    std::lock_guard<std::mutex> lk(state_->mtx);
+    state_->hook = std::move(hook);
+}
+
+DIGITAL_DELIVERY_DECL void rate_limiter::wake()
+{
+    auto& st = *state_;
+    detail::limiter_batch b;
+    {
+        std::lock_guard<std::mutex> lk(st.mtx);
+        st.process(st.now(), b);
+    }
+    b.deliver();
+}
+
+DIGITAL_DELIVERY_DECL std::size_t rate_limiter::waiting() const
+{
+    std::lock_guard<std::mutex> lk(state_->mtx);
+    return state_->core.queued();
+}
+
+DIGITAL_DELIVERY_DECL double rate_limiter::reserved() const
+{
+    std::lock_guard<std::mutex> lk(state_->mtx);
+    return state_->core.reserved();
+}
+
+DIGITAL_DELIVERY_DECL const rate_limit_params& rate_limiter::params() const noexcept { return state_->params; }
+
+DIGITAL_DELIVERY_DECL std::string rate_limiter_registry_key(std::string_view base_url, std::string_view api_key)
+{
+    // Normalise: lower-case scheme and authority, drop trailing slashes.
+    std::string url(base_url);
+    while (!url.empty() && url.back() == '/')
+        url.pop_back();
+    const auto scheme_end = url.find("://");
+    const auto host_end = scheme_end == std::string::npos ? std::string::npos : url.find('/', scheme_end + 3);
+    for (std::size_t i = 0; i < url.size() && i < host_end; ++i)
+        url[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(url[i])));
+
+    static const std::pair<std::uint64_t, std::uint64_t> salt = [] {
+        std::random_device rd;
+        return std::pair<std::uint64_t, std::uint64_t>((std::uint64_t(rd()) << 32) ^ rd(), (std::uint64_t(rd()) << 32) ^ rd());
+    }();
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out = std::move(url);
+    out += '#';
+    for (std::uint64_t h : {detail::fnv1a(api_key, salt.first), detail::fnv1a(api_key, salt.second)})
+        for (int i = 60; i >= 0; i -= 4)
+            out += hex[(h >> i) & 0xf];
+    return out;
+}
+
+DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
+    rate_limiter::executor_type ex,
+    std::string_view base_url,
+    std::string_view api_key,
+    const rate_limit_params& params
+)
+{
+    const std::string key = rate_limiter_registry_key(base_url, api_key);
+    auto& reg = detail::get_limiter_registry();
+    std::shared_ptr<detail::limiter_state> st;
+    {
+        std::lock_guard<std::mutex> lk(reg.mtx);
+        for (auto it = reg.map.begin(); it != reg.map.end();)
+            it = it->second.expired() ? reg.map.erase(it) : std::next(it);
+        auto& slot = reg.map[key];
+        st = slot.lock();
+        if (!st)
+        {
+            st = std::make_shared<detail::limiter_state>(params, rate_limiter::clock_fn{});
+            slot = st;
+        }
+    }
+    return std::make_shared<rate_limiter>(std::move(ex), std::move(st));
+}
+
+}  // namespace digital_delivery
+
+#endif

@@ -1,0 +1,363 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+// The asynchronous rate_limiter with a real io_context: grants after refill,
+// cancellation with refund, deadlines, 429 pauses with every Retry-After
+// form, the shared registry, completion tokens.
+
+#include <digital_delivery/rate_limiter.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <vector>
+
+using namespace digital_delivery;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+// A virtual clock the test moves by hand.
+struct virtual_clock
+{
+    clk::time_point now = clk::time_point{} + 1000h;
+    rate_limiter::clock_fn fn()
+    {
+        return [this] { return now; };
+    }
+};
+
+rate_limit_params params(double capacity, std::chrono::duration<double> window)
+{
+    rate_limit_params p;
+    p.capacity = capacity;
+    p.window = window;
+    return p;
+}
+
+struct result
+{
+    std::optional<error_code> ec;
+    auto handler()
+    {
+        return [this](error_code e) { ec = e; };
+    }
+};
+
+http_headers headers(std::initializer_list<std::pair<std::string_view, std::string_view>> f)
+{
+    http_headers h;
+    for (auto& [n, v] : f)
+        h.add(n, v);
+    return h;
+}
+
+}  // namespace
+
+TEST(rate_limiter, waiter_completes_after_the_refill_real_time)
+{
+    asio::io_context ioc;
+    rate_limiter lim(ioc.get_executor(), params(1, 50ms));  // one point per 50 ms
+    result a, b;
+    lim.async_acquire(1, priority::normal, std::nullopt, a.handler());
+    EXPECT_FALSE(a.ec) << "must not complete inline";
+    const auto start = clk::now();
+    lim.async_acquire(1, priority::normal, std::nullopt, b.handler());
+    EXPECT_EQ(lim.waiting(), 1u);
+    ioc.run();
+    const auto took = clk::now() - start;
+    ASSERT_TRUE(a.ec);
+    ASSERT_TRUE(b.ec);
+    EXPECT_FALSE(*a.ec);
+    EXPECT_FALSE(*b.ec);
+    EXPECT_GE(took, 45ms);
+    EXPECT_LT(took, 2s);
+    EXPECT_EQ(lim.waiting(), 0u);
+}
+
+TEST(rate_limiter, waiter_completes_after_the_refill_virtual_time)
+{
+    asio::io_context ioc;
+    virtual_clock vc;
+    rate_limiter lim(ioc.get_executor(), params(40, 60s), vc.fn());
+    std::vector<result> r(41);
+    for (auto& x : r)
+        lim.async_acquire(1, priority::normal, std::nullopt, x.handler());
+    ioc.poll();
+    for (int i = 0; i < 40; ++i)
+        ASSERT_TRUE(r[i].ec && !*r[i].ec) << i;
+    EXPECT_FALSE(r[40].ec);
+    vc.now += 1499ms;
+    lim.wake();
+    ioc.poll();
+    EXPECT_FALSE(r[40].ec);
+    vc.now += 1ms;
+    lim.wake();
+    ioc.poll();
+    ASSERT_TRUE(r[40].ec);
+    EXPECT_FALSE(*r[40].ec);
+}
+
+TEST(rate_limiter, cancelled_waiter_completes_aborted_and_refunds)
+{
+    asio::io_context ioc;
+    virtual_clock vc;
+    rate_limiter lim(ioc.get_executor(), params(2, 2s), vc.fn());  // one point per second
+    result first, a, b;
+    lim.async_acquire(2, priority::normal, std::nullopt, first.handler());
+    asio::cancellation_signal sig;
+    lim.async_acquire(2, priority::normal, std::nullopt, asio::bind_cancellation_slot(sig.slot(), a.handler()));
+    lim.async_acquire(1, priority::normal, std::nullopt, b.handler());
+    ioc.poll();
+    EXPECT_DOUBLE_EQ(lim.reserved(), 3);
+    sig.emit(asio::cancellation_type::terminal);
+    EXPECT_FALSE(a.ec) << "the cancellation completes through a post";
+    EXPECT_DOUBLE_EQ(lim.reserved(), 1);  // its 2 points are released
+    ioc.poll();
+    ASSERT_TRUE(a.ec);
+    EXPECT_EQ(*a.ec, asio::error::operation_aborted);
+    // b now needs one point (1 s), not three (3 s).
+    vc.now += 1s;
+    lim.wake();
+    ioc.poll();
+    ASSERT_TRUE(b.ec);
+    EXPECT_FALSE(*b.ec);
+    sig.emit(asio::cancellation_type::terminal);  // late: harmless
+    ioc.poll();
+}
+
+TEST(rate_limiter, cancellation_with_real_timer)
+{
+    asio::io_context ioc;
+    rate_limiter lim(ioc.get_executor(), params(1, 10s));
+    result first, a;
+    lim.async_acquire(1, priority::normal, std::nullopt, first.handler());
+    asio::cancellation_signal sig;
+    lim.async_acquire(1, priority::normal, std::nullopt, asio::bind_cancellation_slot(sig.slot(), a.handler()));
+    asio::post(ioc, [&] { sig.emit(asio::cancellation_type::terminal); });
+    const auto start = clk::now();
+    ioc.run();  // returns at once: nothing left waiting
+    EXPECT_LT(clk::now() - start, 1s);
+    ASSERT_TRUE(a.ec);
+    EXPECT_EQ(*a.ec, asio::error::operation_aborted);
+    EXPECT_EQ(lim.waiting(), 0u);
+    EXPECT_DOUBLE_EQ(lim.reserved(), 0);
+}
+
+TEST(rate_limiter, deadline_that_cannot_be_met_fails_at_once)
+{
+    asio::io_context ioc;
+    virtual_clock vc;
+    rate_limiter lim(ioc.get_executor(), params(1, 60s), vc.fn());
+    result first, late, ok;
+    lim.async_acquire(1, priority::normal, std::nullopt, first.handler());
+    lim.async_acquire(1, priority::normal, vc.now + 59s, late.handler());
+    lim.async_acquire(1, priority::normal, vc.now + 60s, ok.handler());
+    ioc.poll();
+    ASSERT_TRUE(late.ec);
+    EXPECT_EQ(*late.ec, client_errc::rate_limit_wait_exceeds_deadline);
+    EXPECT_EQ(*late.ec, condition::rate_limited);
+    EXPECT_FALSE(ok.ec);
+    EXPECT_EQ(lim.waiting(), 1u);
+}
+
+TEST(rate_limiter, a_429_pauses_everyone_until_retry_after)
+{
+    asio::io_context ioc;
+    virtual_clock vc;
+    rate_limiter lim(ioc.get_executor(), params(40, 60s), vc.fn());
+    std::vector<throttle_event> events;
+    lim.set_throttle_hook([&](const throttle_event& e) { events.push_back(e); });
+    const auto sys = std::chrono::system_clock::time_point{} + std::chrono::seconds(1'763'800'000);
+
+    lim.observe_response(headers({{"Retry-After", "2.5"}}), 429, vc.now, sys);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].what, throttle_event::kind::paused);
+    EXPECT_EQ(events[0].until, vc.now + 2500ms);
+    EXPECT_EQ(events[0].retry_after, 2500ms);
+
+    result r;
+    lim.async_acquire(1, priority::interactive, std::nullopt, r.handler());
+    ioc.poll();
+    EXPECT_FALSE(r.ec);
+    vc.now += 2499ms;
+    lim.wake();
+    ioc.poll();
+    EXPECT_FALSE(r.ec);
+    vc.now += 1ms;  // the pause ends; 2.5 s of refill is more than one point
+    lim.wake();
+    ioc.poll();
+    ASSERT_TRUE(r.ec);
+    EXPECT_FALSE(*r.ec);
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[1].what, throttle_event::kind::resumed);
+}
+
+TEST(rate_limiter, retry_after_forms)
+{
+    asio::io_context ioc;
+    virtual_clock vc;
+    const auto sys = std::chrono::system_clock::time_point{} + std::chrono::seconds(784111777);  // Sun, 06 Nov 1994 08:49:37 GMT
+    struct form
+    {
+        std::string_view value;
+        std::chrono::milliseconds expected;
+    };
+    for (const form& f : {form{"3", 3000ms}, form{"0.25", 250ms}, form{"Sun, 06 Nov 1994 08:49:47 GMT", 10s},
+                          form{"Sun, 06 Nov 1994 08:40:00 GMT", 0ms}, form{"86400", 60s} /* capped */})
+    {
+        rate_limiter lim(ioc.get_executor(), params(40, 60s), vc.fn());
+        std::optional<throttle_event> ev;
+        lim.set_throttle_hook([&](const throttle_event& e) { ev = e; });
+        lim.observe_response(headers({{"Retry-After", f.value}}), 429, vc.now, sys);
+        if (f.expected == 0ms)
+        {
+            EXPECT_FALSE(ev) << f.value;
+            continue;
+        }
+        ASSERT_TRUE(ev) << f.value;
+        EXPECT_EQ(ev->until - vc.now, f.expected) << f.value;
+    }
+}
+
+TEST(rate_limiter, headers_lower_the_estimate_and_show_in_snapshot)
+{
+    asio::io_context ioc;
+    virtual_clock vc;
+    rate_limiter lim(ioc.get_executor(), {}, vc.fn());
+    const auto sys = std::chrono::system_clock::now();
+    lim.observe_response(
+        headers({{"X-RateLimit-Limit", "40"}, {"X-RateLimit-Remaining", "3"}, {"X-RateLimit-Reset", "1900000000"}}),
+        200, vc.now, sys);
+    auto s = lim.snapshot();
+    EXPECT_EQ(s.source, rate_limit_source::header);
+    EXPECT_EQ(s.remaining, 3);
+    EXPECT_EQ(s.limit, 40);
+    // A stale, higher figure arriving later adds nothing.
+    lim.observe_response(headers({{"X-RateLimit-Remaining", "39"}}), 200, vc.now, sys);
+    EXPECT_EQ(lim.snapshot().remaining, 3);
+    std::vector<result> r(4);
+    for (auto& x : r)
+        lim.async_acquire(1, priority::normal, std::nullopt, x.handler());
+    ioc.poll();
+    EXPECT_TRUE(r[2].ec);
+    EXPECT_FALSE(r[3].ec);
+    EXPECT_EQ(lim.snapshot().source, rate_limit_source::estimate);
+    EXPECT_EQ(lim.snapshot().remaining, 0);
+}
+
+TEST(rate_limiter, priorities_through_the_async_layer)
+{
+    asio::io_context ioc;
+    virtual_clock vc;
+    rate_limiter lim(ioc.get_executor(), params(1, 1s), vc.fn());
+    std::vector<int> order;
+    lim.async_acquire(1, priority::normal, std::nullopt, [&](error_code) { order.push_back(0); });
+    lim.async_acquire(1, priority::background, std::nullopt, [&](error_code) { order.push_back(3); });
+    lim.async_acquire(1, priority::normal, std::nullopt, [&](error_code) { order.push_back(2); });
+    lim.async_acquire(1, priority::interactive, std::nullopt, [&](error_code) { order.push_back(1); });
+    for (int i = 0; i < 4; ++i)
+    {
+        ioc.poll();
+        vc.now += 1s;
+        lim.wake();
+    }
+    ioc.poll();
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(rate_limiter, completes_on_the_handlers_executor)
+{
+    asio::io_context ioc;
+    auto strand = asio::make_strand(ioc);
+    rate_limiter lim(ioc.get_executor(), params(40, 60s));
+    bool in_strand = false;
+    lim.async_acquire(1, priority::normal, std::nullopt,
+                      asio::bind_executor(strand, [&](error_code) { in_strand = strand.running_in_this_thread(); }));
+    ioc.run();
+    EXPECT_TRUE(in_strand);
+}
+
+TEST(rate_limiter, default_deferred_token_and_awaitable)
+{
+    asio::io_context ioc;
+    rate_limiter lim(ioc.get_executor(), params(40, 60s));
+    bool done = false;
+    auto op = lim.async_acquire(1, priority::normal, std::nullopt);  // deferred: nothing happens yet
+    EXPECT_EQ(lim.snapshot().remaining, 40);
+    std::move(op)([&](error_code ec) { done = !ec; });
+    asio::co_spawn(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            co_await lim.async_acquire(2, priority::interactive, std::nullopt);  // deferred, awaited
+            auto [ec] = co_await lim.async_acquire(1, priority::normal, std::nullopt, asio::as_tuple(asio::use_awaitable));
+            EXPECT_FALSE(ec);
+        },
+        asio::detached);
+    ioc.run();
+    EXPECT_TRUE(done);
+    EXPECT_EQ(lim.snapshot().remaining, 36);
+}
+
+TEST(rate_limiter, disabled_limiter_lets_everything_through)
+{
+    asio::io_context ioc;
+    rate_limit_params p = params(1, 60s);
+    p.enabled = false;
+    rate_limiter lim(ioc.get_executor(), p);
+    int n = 0;
+    for (int i = 0; i < 10; ++i)
+        lim.async_acquire(2, priority::normal, std::nullopt, [&](error_code ec) { n += !ec; });
+    EXPECT_EQ(n, 0);
+    ioc.run();
+    EXPECT_EQ(n, 10);
+}
+
+TEST(shared_rate_limiter, one_bucket_per_base_url_and_key)
+{
+    asio::io_context ioc;
+    auto a = shared_rate_limiter(ioc.get_executor(), "https://API.example.com/api/v1/external/", "secret-key-1");
+    auto b = shared_rate_limiter(ioc.get_executor(), "https://api.example.com/api/v1/external", "secret-key-1");
+    auto c = shared_rate_limiter(ioc.get_executor(), "https://api.example.com/api/v1/external", "secret-key-2");
+    int n = 0;
+    for (int i = 0; i < 10; ++i)
+        a->async_acquire(2, priority::normal, std::nullopt, [&](error_code) { ++n; });
+    ioc.run();
+    EXPECT_EQ(n, 10);
+    EXPECT_EQ(b->snapshot().remaining, 20);
+    EXPECT_EQ(c->snapshot().remaining, 40);
+
+    const auto key = rate_limiter_registry_key("https://api.example.com/", "secret-key-1");
+    EXPECT_EQ(key.find("secret"), std::string::npos);
+    EXPECT_EQ(key.rfind("https://api.example.com#", 0), 0u);
+    EXPECT_EQ(key.size(), std::string("https://api.example.com#").size() + 32);
+    EXPECT_EQ(key, rate_limiter_registry_key("https://API.EXAMPLE.com", "secret-key-1"));
+    EXPECT_NE(key, rate_limiter_registry_key("https://api.example.com", "secret-key-2"));
+}
+
+TEST(shared_rate_limiter, waiters_of_several_handles_are_served_in_order)
+{
+    asio::io_context ioc;
+    auto a = shared_rate_limiter(ioc.get_executor(), "https://order.example.com", "k", params(1, 40ms));
+    auto b = shared_rate_limiter(ioc.get_executor(), "https://order.example.com", "k");
+    std::vector<char> order;
+    a->async_acquire(1, priority::normal, std::nullopt, [&](error_code) { order.push_back('0'); });
+    b->async_acquire(1, priority::normal, std::nullopt, [&](error_code) { order.push_back('b'); });
+    a->async_acquire(1, priority::normal, std::nullopt, [&](error_code) { order.push_back('a'); });
+    b.reset();  // its waiter keeps what it needs
+    ioc.run();
+    EXPECT_EQ(order, (std::vector<char>{'0', 'b', 'a'}));
+}

@@ -1,0 +1,250 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+// Retry rules per idempotency, backoff bounds with injected jitter, deadline,
+// attempts and the retry budget. Virtual clock throughout.
+
+#include <digital_delivery/detail/retry_policy.hpp>
+#include <digital_delivery/retry.hpp>
+
+#include <boost/asio/error.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace digital_delivery;
+using namespace std::chrono_literals;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+const clk::time_point t0 = clk::time_point{} + 1000h;
+
+retry_state make(retry_params p = {}, std::shared_ptr<retry_budget> b = nullptr,
+                 std::optional<clk::time_point> deadline = std::nullopt, double u = 0.5)
+{
+    retry_state rs(p, std::move(b), t0, deadline, [u] { return u; });
+    rs.on_attempt_start(t0);
+    return rs;
+}
+
+attempt_failure status(unsigned s, api_errc e = api_errc::server_error)
+{
+    return {make_error_code(e), s, std::nullopt};
+}
+
+attempt_failure transport(error_code ec) { return {ec, 0, std::nullopt}; }
+
+}  // namespace
+
+TEST(retry_classify, rules)
+{
+    using detail::classify_failure;
+    using detail::retry_class;
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::rate_limited), 429), retry_class::always);
+    EXPECT_EQ(classify_failure(boost::asio::error::connection_refused, 0), retry_class::always);
+    EXPECT_EQ(classify_failure(make_error_code(client_errc::connect_timeout), 0), retry_class::always);
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::server_error), 503), retry_class::if_idempotent);
+    EXPECT_EQ(classify_failure(make_error_code(client_errc::request_timeout), 0), retry_class::if_idempotent);
+    EXPECT_EQ(classify_failure(make_error_code(client_errc::connection_closed), 0), retry_class::if_idempotent);
+    EXPECT_EQ(classify_failure(boost::asio::error::connection_reset, 0), retry_class::if_idempotent);
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::not_found), 404), retry_class::never);
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::validation_failed), 422), retry_class::never);
+    EXPECT_EQ(classify_failure(make_error_code(client_errc::invalid_argument), 0), retry_class::never);  // not sent, but permanent
+    EXPECT_EQ(classify_failure(make_error_code(client_errc::tls_certificate_verify_failed), 0), retry_class::never);
+    EXPECT_EQ(classify_failure(make_error_code(client_errc::rate_limit_wait_exceeds_deadline), 0), retry_class::never);
+    EXPECT_EQ(classify_failure(boost::asio::error::operation_aborted, 0), retry_class::never);
+}
+
+TEST(retry_state, get_is_retried_on_5xx_and_timeouts)
+{
+    auto rs = make();
+    auto d = rs.on_failure(status(503), true, t0);
+    EXPECT_TRUE(d.retry);
+    EXPECT_EQ(d.reason, retry_reason::retry);
+    auto rs2 = make();
+    EXPECT_TRUE(rs2.on_failure(transport(make_error_code(client_errc::request_timeout)), true, t0).retry);
+    auto rs3 = make();
+    EXPECT_TRUE(rs3.on_failure(transport(make_error_code(client_errc::connection_closed)), true, t0).retry);
+}
+
+TEST(retry_state, post_is_not_retried_when_it_may_have_reached_the_server)
+{
+    for (auto f : {status(503), status(500), transport(make_error_code(client_errc::request_timeout)),
+                   transport(make_error_code(client_errc::connection_closed)),
+                   transport(boost::asio::error::connection_reset)})
+    {
+        auto rs = make();
+        auto d = rs.on_failure(f, false, t0);
+        EXPECT_FALSE(d.retry);
+        EXPECT_EQ(d.reason, retry_reason::not_idempotent);
+        EXPECT_EQ(d.final_error, f.ec);
+    }
+}
+
+TEST(retry_state, post_is_retried_when_not_sent_or_refused_with_429)
+{
+    auto rs = make();
+    EXPECT_TRUE(rs.on_failure(transport(boost::asio::error::connection_refused), false, t0).retry);
+    auto rs2 = make();
+    EXPECT_TRUE(rs2.on_failure(transport(make_error_code(client_errc::connect_timeout)), false, t0).retry);
+    auto rs3 = make();
+    attempt_failure f = status(429, api_errc::rate_limited);
+    f.retry_after = 7s;
+    auto d = rs3.on_failure(f, false, t0);
+    EXPECT_TRUE(d.retry);
+    EXPECT_GE(d.delay, 7s);  // at least Retry-After
+}
+
+TEST(retry_state, retry_after_is_capped)
+{
+    retry_params p;
+    p.max_retry_after = 30s;
+    auto rs = make(p);
+    attempt_failure f = status(429, api_errc::rate_limited);
+    f.retry_after = 1h;
+    auto d = rs.on_failure(f, true, t0);
+    EXPECT_TRUE(d.retry);
+    EXPECT_EQ(d.delay, 30s);
+}
+
+TEST(retry_state, permanent_failures_are_final)
+{
+    auto rs = make();
+    auto d = rs.on_failure(status(404, api_errc::not_found), true, t0);
+    EXPECT_FALSE(d.retry);
+    EXPECT_EQ(d.reason, retry_reason::not_retryable);
+    EXPECT_EQ(d.final_error, make_error_code(api_errc::not_found));
+    auto rs2 = make();
+    EXPECT_FALSE(rs2.on_failure(transport(boost::asio::error::operation_aborted), true, t0).retry);
+    retry_params off;
+    off.enabled = false;
+    auto rs3 = make(off);
+    EXPECT_EQ(rs3.on_failure(status(503), true, t0).reason, retry_reason::disabled);
+}
+
+TEST(retry_backoff, ceiling_grows_and_caps)
+{
+    retry_params p;  // 200 ms, x2, 10 s
+    EXPECT_EQ(detail::backoff_ceiling(1, p), 200ms);
+    EXPECT_EQ(detail::backoff_ceiling(2, p), 400ms);
+    EXPECT_EQ(detail::backoff_ceiling(3, p), 800ms);
+    EXPECT_EQ(detail::backoff_ceiling(6, p), 6400ms);
+    EXPECT_EQ(detail::backoff_ceiling(7, p), 10s);
+    EXPECT_EQ(detail::backoff_ceiling(60, p), 10s);
+    EXPECT_EQ(detail::full_jitter(800ms, 0.0), 0ms);
+    EXPECT_EQ(detail::full_jitter(800ms, 0.5), 400ms);
+    EXPECT_LT(detail::full_jitter(800ms, 0.9999), 800ms);
+    EXPECT_EQ(detail::full_jitter(800ms, 7.0), 800ms);  // clamped
+}
+
+TEST(retry_backoff, delays_stay_within_full_jitter_bounds)
+{
+    retry_params p;
+    p.max_attempts = 8;
+    for (double u : {0.0, 0.25, 0.999999})
+    {
+        retry_state rs(p, nullptr, t0, std::nullopt, [u] { return u; });
+        auto now = t0;
+        for (int attempt = 1; attempt < 8; ++attempt)
+        {
+            rs.on_attempt_start(now);
+            auto d = rs.on_failure(status(503), true, now);
+            ASSERT_TRUE(d.retry) << attempt;
+            const auto ceiling = detail::backoff_ceiling(attempt, p);
+            EXPECT_GE(d.delay, 0ms);
+            EXPECT_LE(d.delay, ceiling);
+            EXPECT_EQ(d.delay, detail::full_jitter(ceiling, u));
+            now += d.delay;
+        }
+    }
+}
+
+TEST(retry_state, attempts_are_limited_and_recorded)
+{
+    retry_params p;
+    p.max_attempts = 3;
+    retry_state rs(p, nullptr, t0, std::nullopt, [] { return 0.5; });
+    auto now = t0;
+    retry_decision d;
+    for (int i = 0; i < 3; ++i)
+    {
+        rs.on_attempt_start(now);
+        now += 100ms;
+        d = rs.on_failure(status(502), true, now);
+        if (!d.retry)
+            break;
+        now += d.delay;
+    }
+    EXPECT_FALSE(d.retry);
+    EXPECT_EQ(d.reason, retry_reason::attempts_exhausted);
+    EXPECT_EQ(d.final_error, make_error_code(client_errc::retries_exhausted));
+    EXPECT_EQ(rs.stats().attempts, 3);
+    EXPECT_EQ(rs.stats().total_backoff, 100ms + 200ms);  // u=0.5 of 200, 400
+    EXPECT_EQ(rs.stats().last_status, 502u);
+    rs.add_rate_limit_wait(1500ms);
+    EXPECT_EQ(rs.stats().total_rate_limit_wait, 1500ms);
+}
+
+TEST(retry_state, never_schedules_a_retry_past_the_deadline)
+{
+    // The last attempt took 1 s; the backoff is 100 ms (u = 0.5 of 200 ms).
+    retry_state rs({}, nullptr, t0, t0 + 2s, [] { return 0.5; });
+    rs.on_attempt_start(t0);
+    auto d = rs.on_failure(status(503), true, t0 + 1s);  // 1 s + 100 ms + 1 s > 2 s
+    EXPECT_FALSE(d.retry);
+    EXPECT_EQ(d.reason, retry_reason::deadline);
+    EXPECT_EQ(d.final_error, make_error_code(client_errc::deadline_exceeded));
+
+    retry_state rs2({}, nullptr, t0, t0 + 2s, [] { return 0.5; });
+    rs2.on_attempt_start(t0);
+    EXPECT_TRUE(rs2.on_failure(status(503), true, t0 + 500ms).retry);  // ends at 1.1 s
+
+    // A Retry-After longer than what is left: give up now rather than wait in vain.
+    retry_state rs3({}, nullptr, t0, t0 + 5s, [] { return 0.5; });
+    rs3.on_attempt_start(t0);
+    attempt_failure f = status(429, api_errc::rate_limited);
+    f.retry_after = 10s;
+    EXPECT_EQ(rs3.on_failure(f, true, t0).reason, retry_reason::deadline);
+}
+
+TEST(retry_budget, limits_retries_per_client)
+{
+    retry_params p;
+    p.budget_capacity = 2;
+    p.budget_ratio = 0.5;
+    p.budget_min_per_minute = 0;
+    auto budget = std::make_shared<retry_budget>(p, t0);
+    auto fail_once = [&](clk::time_point now) {
+        retry_state rs(p, budget, now, std::nullopt, [] { return 0.0; });
+        rs.on_attempt_start(now);  // earns 0.5 (capped at 2)
+        return rs.on_failure(status(503), true, now);
+    };
+    EXPECT_TRUE(fail_once(t0).retry);   // 2 -> 1
+    EXPECT_TRUE(fail_once(t0).retry);   // 1.5 -> 0.5
+    auto d = fail_once(t0);             // 1.0 -> 0
+    EXPECT_TRUE(d.retry);
+    d = fail_once(t0);                  // 0.5: not enough
+    EXPECT_FALSE(d.retry);
+    EXPECT_EQ(d.reason, retry_reason::budget_exhausted);
+    EXPECT_EQ(d.final_error, make_error_code(client_errc::retries_exhausted));
+    // Two successful requests earn one retry.
+    budget->on_request(t0);
+    EXPECT_TRUE(budget->try_spend(t0));
+    EXPECT_FALSE(budget->try_spend(t0));
+}
+
+TEST(retry_budget, minimum_refills_over_time)
+{
+    retry_params p;
+    p.budget_capacity = 5;
+    p.budget_ratio = 0;
+    p.budget_min_per_minute = 6;  // one per 10 s
+    retry_budget b(p, t0);
+    for (int i = 0; i < 5; ++i)
+        EXPECT_TRUE(b.try_spend(t0));
+    EXPECT_FALSE(b.try_spend(t0));
+    EXPECT_FALSE(b.try_spend(t0 + 9s));
+    EXPECT_TRUE(b.try_spend(t0 + 10s));
+    EXPECT_NEAR(b.balance(t0 + 1h), 5, 1e-9);
+}
