@@ -57,6 +57,13 @@ struct result
     }
 };
 
+// Runs what is ready (restarting the context if it ran out of work before).
+void poll(asio::io_context& ioc)
+{
+    ioc.restart();
+    ioc.poll();
+}
+
 http_headers headers(std::initializer_list<std::pair<std::string_view, std::string_view>> f)
 {
     http_headers h;
@@ -96,17 +103,17 @@ TEST(rate_limiter, waiter_completes_after_the_refill_virtual_time)
     std::vector<result> r(41);
     for (auto& x : r)
         lim.async_acquire(1, priority::normal, std::nullopt, x.handler());
-    ioc.poll();
+    poll(ioc);
     for (int i = 0; i < 40; ++i)
         ASSERT_TRUE(r[i].ec && !*r[i].ec) << i;
     EXPECT_FALSE(r[40].ec);
     vc.now += 1499ms;
     lim.wake();
-    ioc.poll();
+    poll(ioc);
     EXPECT_FALSE(r[40].ec);
     vc.now += 1ms;
     lim.wake();
-    ioc.poll();
+    poll(ioc);
     ASSERT_TRUE(r[40].ec);
     EXPECT_FALSE(*r[40].ec);
 }
@@ -121,22 +128,22 @@ TEST(rate_limiter, cancelled_waiter_completes_aborted_and_refunds)
     asio::cancellation_signal sig;
     lim.async_acquire(2, priority::normal, std::nullopt, asio::bind_cancellation_slot(sig.slot(), a.handler()));
     lim.async_acquire(1, priority::normal, std::nullopt, b.handler());
-    ioc.poll();
+    poll(ioc);
     EXPECT_DOUBLE_EQ(lim.reserved(), 3);
     sig.emit(asio::cancellation_type::terminal);
     EXPECT_FALSE(a.ec) << "the cancellation completes through a post";
     EXPECT_DOUBLE_EQ(lim.reserved(), 1);  // its 2 points are released
-    ioc.poll();
+    poll(ioc);
     ASSERT_TRUE(a.ec);
     EXPECT_EQ(*a.ec, asio::error::operation_aborted);
     // b now needs one point (1 s), not three (3 s).
     vc.now += 1s;
     lim.wake();
-    ioc.poll();
+    poll(ioc);
     ASSERT_TRUE(b.ec);
     EXPECT_FALSE(*b.ec);
     sig.emit(asio::cancellation_type::terminal);  // late: harmless
-    ioc.poll();
+    poll(ioc);
 }
 
 TEST(rate_limiter, cancellation_with_real_timer)
@@ -166,7 +173,7 @@ TEST(rate_limiter, deadline_that_cannot_be_met_fails_at_once)
     lim.async_acquire(1, priority::normal, std::nullopt, first.handler());
     lim.async_acquire(1, priority::normal, vc.now + 59s, late.handler());
     lim.async_acquire(1, priority::normal, vc.now + 60s, ok.handler());
-    ioc.poll();
+    poll(ioc);
     ASSERT_TRUE(late.ec);
     EXPECT_EQ(*late.ec, client_errc::rate_limit_wait_exceeds_deadline);
     EXPECT_EQ(*late.ec, condition::rate_limited);
@@ -191,15 +198,15 @@ TEST(rate_limiter, a_429_pauses_everyone_until_retry_after)
 
     result r;
     lim.async_acquire(1, priority::interactive, std::nullopt, r.handler());
-    ioc.poll();
+    poll(ioc);
     EXPECT_FALSE(r.ec);
     vc.now += 2499ms;
     lim.wake();
-    ioc.poll();
+    poll(ioc);
     EXPECT_FALSE(r.ec);
     vc.now += 1ms;  // the pause ends; 2.5 s of refill is more than one point
     lim.wake();
-    ioc.poll();
+    poll(ioc);
     ASSERT_TRUE(r.ec);
     EXPECT_FALSE(*r.ec);
     ASSERT_EQ(events.size(), 2u);
@@ -252,7 +259,7 @@ TEST(rate_limiter, headers_lower_the_estimate_and_show_in_snapshot)
     std::vector<result> r(4);
     for (auto& x : r)
         lim.async_acquire(1, priority::normal, std::nullopt, x.handler());
-    ioc.poll();
+    poll(ioc);
     EXPECT_TRUE(r[2].ec);
     EXPECT_FALSE(r[3].ec);
     EXPECT_EQ(lim.snapshot().source, rate_limit_source::estimate);
@@ -271,11 +278,11 @@ TEST(rate_limiter, priorities_through_the_async_layer)
     lim.async_acquire(1, priority::interactive, std::nullopt, [&](error_code) { order.push_back(1); });
     for (int i = 0; i < 4; ++i)
     {
-        ioc.poll();
+        poll(ioc);
         vc.now += 1s;
         lim.wake();
     }
-    ioc.poll();
+    poll(ioc);
     EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
 }
 

@@ -1,0 +1,155 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+// Overhead of the rate limiter per acquire: the sans-io core and the async
+// path, uncontended and with 1000 waiters. Virtual clock: only our own code
+// is measured, never the refill time.
+
+#include <digital_delivery/detail/retry_policy.hpp>
+#include <digital_delivery/detail/scheduler_core.hpp>
+#include <digital_delivery/rate_limiter.hpp>
+#include <digital_delivery/retry.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+using namespace digital_delivery;
+using namespace std::chrono_literals;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+detail::scheduler_config big()
+{
+    detail::scheduler_config c;
+    c.capacity = 1e15;  // never runs dry
+    c.window = std::chrono::seconds(60);
+    return c;
+}
+
+}  // namespace
+
+// Core, points available: acquire is granted at once.
+static void core_acquire_uncontended(benchmark::State& state)
+{
+    auto now = clk::time_point{} + 1000h;
+    detail::scheduler_core core(big(), now);
+    std::uint64_t id = 0;
+    for (auto _ : state)
+    {
+        now += 1us;
+        auto r = core.acquire(++id, 1, priority::normal, std::nullopt, now);
+        benchmark::DoNotOptimize(r);
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(core_acquire_uncontended);
+
+// Core, 1000 waiters queued behind an empty bucket (mixed priorities, every
+// tenth with a deadline), then served one refill at a time.
+static void core_1000_waiters(benchmark::State& state)
+{
+    detail::scheduler_config c;
+    c.capacity = 1000;
+    c.window = std::chrono::seconds(1000);  // one point per second
+    std::vector<detail::scheduler_core::outcome> out;
+    out.reserve(1000);
+    for (auto _ : state)
+    {
+        auto now = clk::time_point{} + 1000h;
+        detail::scheduler_core core(c, now);
+        core.on_rate_limited(std::nullopt, now);  // empty
+        for (std::uint64_t i = 0; i < 1000; ++i)
+        {
+            std::optional<clk::time_point> dl;
+            if (i % 10 == 0)
+                dl = now + 1h;
+            core.acquire(i, 1, static_cast<priority>(i % 3), dl, now);
+        }
+        std::size_t served = 0;
+        while (served < 1000)
+        {
+            now = *core.next_wake(now);
+            out.clear();
+            core.poll(now, out);
+            served += out.size();
+        }
+        benchmark::DoNotOptimize(served);
+    }
+    state.SetItemsProcessed(state.iterations() * 1000);
+}
+BENCHMARK(core_1000_waiters)->Unit(benchmark::kMicrosecond);
+
+// Async, points available: async_acquire + post + handler through io_context::poll.
+static void async_acquire_uncontended(benchmark::State& state)
+{
+    boost::asio::io_context ioc;
+    rate_limit_params p;
+    p.capacity = 1e15;
+    rate_limiter lim(ioc.get_executor(), p);
+    std::size_t done = 0;
+    for (auto _ : state)
+    {
+        lim.async_acquire(1, priority::normal, std::nullopt, [&](error_code) { ++done; });
+        ioc.restart();
+        ioc.poll();
+    }
+    benchmark::DoNotOptimize(done);
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(async_acquire_uncontended);
+
+// Async, 1000 waiters queued (each with its handler and timer bookkeeping),
+// then one virtual refill of 1000 points grants them all.
+static void async_1000_waiters(benchmark::State& state)
+{
+    boost::asio::io_context ioc;
+    auto now = clk::time_point{} + 1000h;
+    rate_limit_params p;
+    p.capacity = 1000;
+    p.window = std::chrono::seconds(1000);
+    std::size_t done = 0;
+    for (auto _ : state)
+    {
+        rate_limiter lim(ioc.get_executor(), p, [&] { return now; });
+        http_headers h;
+        lim.observe_response(h, 429, now, std::chrono::system_clock::now());  // empty bucket
+        for (int i = 0; i < 1000; ++i)
+            lim.async_acquire(1, static_cast<priority>(i % 3), std::nullopt, [&](error_code) { ++done; });
+        ioc.restart();
+        ioc.poll();
+        now += 1000s;
+        lim.wake();
+        ioc.restart();
+        ioc.poll();
+    }
+    if (done != 1000 * static_cast<std::size_t>(state.iterations()))
+        state.SkipWithError("not every waiter was served");
+    state.SetItemsProcessed(state.iterations() * 1000);
+}
+BENCHMARK(async_1000_waiters)->Unit(benchmark::kMicrosecond);
+
+// One retry decision (classification, backoff, budget).
+static void retry_on_failure(benchmark::State& state)
+{
+    auto now = clk::time_point{} + 1000h;
+    retry_params rp;
+    rp.max_attempts = 1 << 30;
+    rp.budget_capacity = 1e15;
+    auto budget = std::make_shared<retry_budget>(rp, now);
+    retry_state rs(rp, budget, now, std::nullopt, [] { return 0.5; });
+    rs.on_attempt_start(now);
+    attempt_failure f{make_error_code(api_errc::server_error), 503, std::nullopt};
+    for (auto _ : state)
+    {
+        auto d = rs.on_failure(f, true, now);
+        benchmark::DoNotOptimize(d);
+    }
+}
+BENCHMARK(retry_on_failure);
+
+BENCHMARK_MAIN();
