@@ -1,0 +1,61 @@
+// Helpers shared by the core's translation units (not used by the front end).
+#pragma once
+
+#include "service.hpp"
+
+#include <boost/json.hpp>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace dd_sandbox::detail {
+
+namespace json = boost::json;
+
+response json_response(int status, const json::value& v);
+response error_response(int status, std::string_view message);
+response errors_response(const std::vector<std::string>& errors); // 422
+response not_found(std::string_view what);                         // "<what> not found"
+response no_content();
+
+const std::string* query_get(const query_params& q, std::string_view name); // last non-empty
+
+// Parses the body; an empty body gives null. Malformed -> 400 response.
+std::variant<response, json::value> parse_body(const request& req);
+// Rails params.require(key): the object under key, or a 400 response.
+std::variant<response, const json::object*> require_root(const json::value& body,
+                                                         std::string_view key);
+
+enum class field_state { absent, null, ok, bad };
+template <class T>
+struct field {
+    field_state state = field_state::absent;
+    T value{};
+    bool present() const { return state != field_state::absent; }
+    bool ok() const { return state == field_state::ok; }
+};
+field<std::string> string_field(const json::object& o, std::string_view key);
+field<bool> bool_field(const json::object& o, std::string_view key);
+// integers: JSON integers, or doubles with an integral value
+field<std::int64_t> int_field(const json::object& o, std::string_view key);
+
+std::string humanize(std::string_view key); // store_product_id -> "Store product"
+bool blank(const std::string& s);
+
+struct paging {
+    std::int64_t page = 1;
+    std::int64_t per_page = 25;
+};
+// Appends errors for page/per_page.
+paging parse_paging(const query_params& q, std::int64_t max_per_page,
+                    std::vector<std::string>& errors);
+json::object pagination_json(const paging& p, std::size_t total);
+
+std::string content_disposition(std::string_view filename);
+std::optional<std::string> nullable(const field<std::string>& f, const std::optional<std::string>& old);
+json::value opt(const std::optional<std::string>& s);
+json::value opt(const std::optional<std::int64_t>& v);
+json::value opt_time(const std::optional<time_point>& t);
+
+} // namespace dd_sandbox::detail
