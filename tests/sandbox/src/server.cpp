@@ -255,6 +255,9 @@ asio::awaitable<void> session(tcp::socket socket, service& svc)
     while (open) {
         http::request_parser<http::empty_body> hp;
         hp.header_limit(32 * 1024);
+        // Content-Length is checked against this when the header is parsed: allow the
+        // largest upload here; API bodies get their own 1 MiB check below.
+        hp.body_limit(upload_body_limit);
         stream.expires_after(120s);
         auto [ec, n] = co_await http::async_read_header(stream, buffer, hp, use_tuple);
         if (ec) {
@@ -324,17 +327,23 @@ asio::awaitable<void> session(tcp::socket socket, service& svc)
             continue;
         }
 
+        const bool too_large = h.has_content_length() && hp.content_length() &&
+                               *hp.content_length() > api_body_limit;
         http::request_parser<http::string_body> sp{std::move(hp)};
-        sp.body_limit(api_body_limit);
+        sp.body_limit(api_body_limit);  // applies to chunked bodies
         if (const std::string* expect = req.header("Expect");
-            expect && iequals(*expect, "100-continue")) {
+            !too_large && expect && iequals(*expect, "100-continue")) {
             http::response<http::empty_body> cont{http::status::continue_, version};
             co_await http::async_write(stream, cont, use_tuple);
         }
-        stream.expires_after(120s);
-        auto [rec, rn] = co_await http::async_read(stream, buffer, sp, use_tuple);
-        if (rec) {
-            if (rec == http::error::body_limit) {
+        beast::error_code rec;
+        if (!too_large) {
+            stream.expires_after(120s);
+            std::size_t rn = 0;
+            std::tie(rec, rn) = co_await http::async_read(stream, buffer, sp, use_tuple);
+        }
+        if (too_large || rec) {
+            if (too_large || rec == http::error::body_limit) {
                 response big;
                 big.status = 413;
                 big.headers.emplace_back("Content-Type", "application/json; charset=utf-8");
