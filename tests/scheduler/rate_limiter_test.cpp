@@ -20,7 +20,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <memory>
 #include <optional>
+#include <thread>
 #include <vector>
 
 using namespace digital_delivery;
@@ -367,4 +370,43 @@ TEST(shared_rate_limiter, waiters_of_several_handles_are_served_in_order)
     b.reset();  // its waiter keeps what it needs
     ioc.run();
     EXPECT_EQ(order, (std::vector<char>{'0', 'b', 'a'}));
+}
+
+TEST(rate_limiter, many_threads_many_handles)
+{
+    // Two threads run the context; waiters from two handles on separate strands,
+    // a third of them cancelled. Everyone completes exactly once.
+    asio::io_context ioc;
+    auto a = shared_rate_limiter(ioc.get_executor(), "https://threads.example.com", "k", params(20, 20ms));
+    auto b = shared_rate_limiter(ioc.get_executor(), "https://threads.example.com", "k");
+    constexpr int n = 120;
+    std::atomic<int> ok{0}, aborted{0}, other{0};
+    std::vector<std::unique_ptr<asio::cancellation_signal>> sigs;
+    for (int i = 0; i < n; ++i)
+        sigs.push_back(std::make_unique<asio::cancellation_signal>());
+    auto s1 = asio::make_strand(ioc), s2 = asio::make_strand(ioc);
+    for (int i = 0; i < n; ++i)
+    {
+        auto& lim = i % 2 ? *a : *b;
+        auto strand = i % 2 ? s1 : s2;
+        asio::post(strand, [&, i, strand] {
+            lim.async_acquire(1 + i % 2, static_cast<priority>(i % 3), std::nullopt,
+                              asio::bind_cancellation_slot(sigs[i]->slot(), asio::bind_executor(strand, [&](error_code ec) {
+                                  if (!ec)
+                                      ++ok;
+                                  else if (ec == asio::error::operation_aborted)
+                                      ++aborted;
+                                  else
+                                      ++other;
+                              })));
+            if (i % 3 == 0)
+                asio::post(strand, [&, i] { sigs[i]->emit(asio::cancellation_type::terminal); });
+        });
+    }
+    std::thread t([&] { ioc.run(); });
+    ioc.run();
+    t.join();
+    EXPECT_EQ(ok + aborted, n);
+    EXPECT_EQ(other, 0);
+    EXPECT_EQ(a->waiting(), 0u);
 }
