@@ -10,13 +10,13 @@
 /// stateful parts (attempt counting, budget) live in retry.hpp.
 
 #include <digital_delivery/error.hpp>
-#include <digital_delivery/retry.hpp>
 
 #include <boost/asio/error.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 
 namespace digital_delivery {
 namespace detail {
@@ -47,13 +47,25 @@ inline retry_class classify_failure(const error_code& ec, unsigned status) noexc
 
 /// The backoff ceiling before retry number `retry` (1 = first retry):
 /// min(max_backoff, initial_backoff * multiplier^(retry-1)).
-inline std::chrono::milliseconds backoff_ceiling(int retry, const retry_params& p) noexcept
+inline std::chrono::milliseconds backoff_ceiling(
+    int retry,
+    std::chrono::milliseconds initial_backoff,
+    std::chrono::milliseconds max_backoff,
+    double multiplier
+) noexcept
 {
-    const double base = static_cast<double>(std::max<std::int64_t>(p.initial_backoff.count(), 0));
-    const double cap = static_cast<double>(std::max<std::int64_t>(p.max_backoff.count(), 0));
-    const double mult = p.backoff_multiplier >= 1.0 ? p.backoff_multiplier : 1.0;
+    const double base = static_cast<double>(std::max<std::int64_t>(initial_backoff.count(), 0));
+    const double cap = static_cast<double>(std::max<std::int64_t>(max_backoff.count(), 0));
+    const double mult = multiplier >= 1.0 ? multiplier : 1.0;
     const double v = base * std::pow(mult, std::max(retry - 1, 0));
     return std::chrono::milliseconds(static_cast<std::int64_t>(std::min(v, cap)));
+}
+
+/// Same, from a retry_params (a template so that this header does not need retry.hpp).
+template <class Params>
+std::chrono::milliseconds backoff_ceiling(int retry, const Params& p) noexcept
+{
+    return backoff_ceiling(retry, p.initial_backoff, p.max_backoff, p.backoff_multiplier);
 }
 
 /// Full jitter: u * ceiling, u in [0, 1) (clamped).
