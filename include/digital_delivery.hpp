@@ -1,0 +1,33 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_HPP
+#define DIGITAL_DELIVERY_HPP
+
+/// \file
+/// Everything a call site needs: the client, the request functions, models,
+/// errors and the transport concept. No Beast or OpenSSL header is included;
+/// the default transport's declaration is light too (its implementation is
+/// compiled by src.hpp, or in header-only mode by the translation unit that
+/// includes <digital_delivery/beast_transport.hpp>).
+
+#include <digital_delivery/asset.hpp>
+#include <digital_delivery/client.hpp>
+#include <digital_delivery/client_params.hpp>
+#include <digital_delivery/diagnostics.hpp>
+#include <digital_delivery/digital_product.hpp>
+#include <digital_delivery/download.hpp>
+#include <digital_delivery/endpoints.hpp>
+#include <digital_delivery/error.hpp>
+#include <digital_delivery/error_with_diagnostics.hpp>
+#include <digital_delivery/http_message.hpp>
+#include <digital_delivery/open_enum.hpp>
+#include <digital_delivery/order.hpp>
+#include <digital_delivery/pagination.hpp>
+#include <digital_delivery/rate_limit.hpp>
+#include <digital_delivery/request_options.hpp>
+#include <digital_delivery/timestamp.hpp>
+#include <digital_delivery/transport.hpp>
+
+#endif

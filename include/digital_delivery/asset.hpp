@@ -1,0 +1,176 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_ASSET_HPP
+#define DIGITAL_DELIVERY_ASSET_HPP
+
+/// \file
+/// Assets: deliverable files and licence keys, their upload handle, and the
+/// bodies and queries of the asset endpoints.
+
+#include <digital_delivery/http_message.hpp>
+#include <digital_delivery/open_enum.hpp>
+#include <digital_delivery/pagination.hpp>
+#include <digital_delivery/timestamp.hpp>
+
+#include <boost/describe/class.hpp>
+#include <boost/describe/enum.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace digital_delivery {
+
+/// The largest byte_size the API accepts: 2 GB = 2147483648 bytes (inclusive).
+inline constexpr std::int64_t max_asset_byte_size = 2147483648;
+
+enum class asset_type
+{
+    internal,  ///< File stored by the service; creation returns an upload handle.
+    external,  ///< File hosted at an external URL.
+    licence,   ///< Licence key.
+    unknown,   ///< A type this version does not know (see open_enum::str()).
+};
+BOOST_DESCRIBE_ENUM(asset_type, internal, external, licence)
+
+/// An asset as GET/POST/PATCH /assets return it.
+struct asset
+{
+    std::string id;
+    open_enum<asset_type> type;
+    std::optional<std::string> name;
+    std::optional<std::string> filename;      ///< "Licence Key" for licence assets.
+    std::optional<std::string> external_url;  ///< Set for external assets.
+    std::optional<std::string> content_type;  ///< "licence/key" for licence assets.
+    std::int64_t byte_size{};                 ///< 0 for external and licence assets.
+    bool watermark_asset{};
+    bool autogenerate_licence_key{};
+    timestamp created_at{};
+    timestamp updated_at{};
+};
+BOOST_DESCRIBE_STRUCT(
+    asset,
+    (),
+    (id, type, name, filename, external_url, content_type, byte_size, watermark_asset, autogenerate_licence_key, created_at, updated_at)
+)
+
+/// An asset inside a digital product.
+struct asset_summary
+{
+    std::string id;
+    open_enum<asset_type> type;
+    std::optional<std::string> name;
+    std::optional<std::string> filename;
+    std::optional<std::string> external_url;
+    std::optional<std::string> content_type;
+    std::int64_t byte_size{};
+    timestamp created_at{};
+};
+BOOST_DESCRIBE_STRUCT(asset_summary, (), (id, type, name, filename, external_url, content_type, byte_size, created_at))
+
+/// An asset in the attach_assets / detach_assets responses.
+struct attached_asset
+{
+    std::string id;
+    open_enum<asset_type> type;
+    std::optional<std::string> name;
+    std::optional<std::string> filename;
+    std::optional<std::string> content_type;
+    std::int64_t byte_size{};
+};
+BOOST_DESCRIBE_STRUCT(attached_asset, (), (id, type, name, filename, content_type, byte_size))
+
+/// Where and how to PUT the body of an internal asset (valid one hour).
+struct upload_handle
+{
+    std::string method;    ///< Always "PUT".
+    std::string url;       ///< Presigned storage URL; send it byte-exact.
+    http_headers headers;  ///< Content-Type and Content-Disposition: send exactly these.
+    timestamp expires_at{};
+};
+BOOST_DESCRIBE_STRUCT(upload_handle, (), (method, url, headers, expires_at))
+
+// ---- request bodies -------------------------------------------------------
+
+/// POST /assets body (`{"asset": {...}}`). Only the fields you set are sent.
+///  - internal: filename and byte_size (1 .. 2147483648) required; content_type optional;
+///  - external: external_url required;
+///  - licence: name and autogenerate_licence_key are the useful ones.
+struct new_asset
+{
+    asset_type type{asset_type::internal};
+    std::optional<std::string> filename;
+    std::optional<std::int64_t> byte_size;
+    std::optional<std::string> content_type;
+    std::optional<std::string> external_url;
+    std::optional<std::string> name;
+    std::optional<bool> watermark_asset;
+    std::optional<bool> autogenerate_licence_key;
+};
+BOOST_DESCRIBE_STRUCT(
+    new_asset,
+    (),
+    (type, filename, byte_size, content_type, external_url, name, watermark_asset, autogenerate_licence_key)
+)
+
+/// PATCH /assets/{id} body. Only the fields you set are sent.
+struct asset_update
+{
+    std::optional<std::string> name;
+    std::optional<std::string> external_url;  ///< external assets only; must not be blank.
+    std::optional<bool> watermark_asset;
+    std::optional<bool> autogenerate_licence_key;  ///< licence assets only.
+};
+BOOST_DESCRIBE_STRUCT(asset_update, (), (name, external_url, watermark_asset, autogenerate_licence_key))
+
+/// POST /assets/{id}/replace body (Beta).
+struct asset_replacement
+{
+    std::string filename;
+    std::int64_t byte_size{};  ///< 1 .. 2147483648.
+    std::optional<std::string> content_type;
+};
+BOOST_DESCRIBE_STRUCT(asset_replacement, (), (filename, byte_size, content_type))
+
+/// GET /assets query. Unset fields are not sent.
+struct asset_query
+{
+    std::optional<std::string> q;        ///< Partial, case-insensitive match on name or filename.
+    std::optional<asset_type> type;      ///< The API accepts external and licence only.
+    std::optional<std::int32_t> page;    ///< >= 1 (server default 1).
+    std::optional<std::int32_t> per_page;  ///< 1 .. 250 (server default 25).
+};
+BOOST_DESCRIBE_STRUCT(asset_query, (), (q, type, page, per_page))
+
+// ---- response envelopes ---------------------------------------------------
+
+/// GET /assets
+struct asset_list
+{
+    std::vector<asset> assets;
+    digital_delivery::pagination pagination;
+};
+BOOST_DESCRIBE_STRUCT(asset_list, (), (assets, pagination))
+
+/// GET/PATCH /assets/{id}: `{"asset": ...}`
+struct asset_envelope
+{
+    digital_delivery::asset asset;
+};
+BOOST_DESCRIBE_STRUCT(asset_envelope, (), (asset))
+
+/// POST /assets and POST /assets/{id}/replace: the asset, and the upload
+/// handle for internal assets.
+struct asset_with_upload
+{
+    digital_delivery::asset asset;
+    std::optional<upload_handle> upload;
+};
+BOOST_DESCRIBE_STRUCT(asset_with_upload, (), (asset, upload))
+
+}  // namespace digital_delivery
+
+#endif

@@ -1,0 +1,128 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_DETAIL_CLIENT_IMPL_HPP
+#define DIGITAL_DELIVERY_DETAIL_CLIENT_IMPL_HPP
+
+// The non-template core of the client, compiled once (src.hpp) or inline in
+// header-only mode. Everything behind async_execute works on plain
+// http_request/http_response and any_completion_handler: no call site ever
+// instantiates it.
+
+#include <digital_delivery/client_params.hpp>
+#include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/diagnostics.hpp>
+#include <digital_delivery/error.hpp>
+#include <digital_delivery/http_message.hpp>
+#include <digital_delivery/rate_limit.hpp>
+#include <digital_delivery/request_options.hpp>
+#include <digital_delivery/transport.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace digital_delivery {
+namespace detail {
+
+/// Query parameters: name and unencoded value.
+using query_params = std::vector<std::pair<std::string_view, std::string>>;
+
+/// A request ready to go, or the reason it must not be sent.
+struct prepared_request
+{
+    http_request request;
+    error_code error;           ///< Set when rejected before sending.
+    std::string error_message;  ///< Why (goes to diagnostics::client_message).
+    http_method method = http_method::get;
+    std::string path;           ///< For diagnostics: the path without query string.
+    int cost = 1;               ///< Rate-limit points.
+    bool idempotent = false;
+};
+
+/// What a request's completion carries into the decoding layer.
+using raw_handler = boost::asio::any_completion_handler<void(error_code, http_response)>;
+
+/// Describes one endpoint to the non-template request builder.
+struct endpoint_info
+{
+    http_method method;
+    std::string_view path_template;
+    int cost;
+    bool idempotent;
+};
+
+class client_impl
+{
+public:
+    /// Throws error_with_diagnostics(client_errc::invalid_base_url /
+    /// invalid_argument) on a bad configuration.
+    DIGITAL_DELIVERY_DECL client_impl(any_transport t, client_params p);
+
+    boost::asio::any_io_executor get_executor() const { return transport_.get_executor(); }
+    const client_params& params() const noexcept { return params_; }
+
+    /// Builds the request: URL from the base URL, the path template with each
+    /// `{placeholder}` replaced by the percent-encoded id, the encoded query,
+    /// the headers (X-Auth-Token, Accept, Content-Type for bodies, User-Agent,
+    /// the caller's extra headers) and the body. Records an error instead when
+    /// an id or an extra header is invalid.
+    DIGITAL_DELIVERY_DECL void prepare(
+        prepared_request& out,
+        const endpoint_info& ep,
+        std::span<const std::string_view> ids,
+        const query_params* query,
+        std::string body,
+        const request_options* opts
+    ) const;
+
+    /// Sends a prepared request through the transport (or completes with its
+    /// recorded error, never inline), records the rate-limit headers, and maps
+    /// a non-2xx status to an api_errc with diagnostics. Completes with the
+    /// raw response in every case where one was received.
+    DIGITAL_DELIVERY_DECL void async_execute(std::shared_ptr<client_impl> self, prepared_request p, diagnostics* diag, raw_handler h);
+
+    /// The rate-limit headers of the most recent response.
+    DIGITAL_DELIVERY_DECL rate_limit_snapshot rate_limit() const;
+
+    /// Records the rate-limit headers of a response (newest observation wins).
+    DIGITAL_DELIVERY_DECL void observe(const http_response& r);
+
+    any_transport& transport() noexcept { return transport_; }
+
+private:
+    any_transport transport_;
+    client_params params_;
+    std::string base_;  // scheme://authority/base-path, no trailing slash
+    mutable std::mutex mtx_;
+    rate_limit_snapshot snapshot_;
+};
+
+/// Maps a non-2xx response of the API (JSON error bodies of either shape, or
+/// anything else, such as a proxy's HTML 502) to an error code and fills the
+/// diagnostics' server fields. Returns no error for 2xx.
+DIGITAL_DELIVERY_DECL error_code classify_api_response(const http_response& r, diagnostics* diag);
+
+/// Maps a non-2xx response of the object storage (S3-style XML) to an
+/// error code; only <Code> and <Message> are kept (never a signature).
+DIGITAL_DELIVERY_DECL error_code classify_storage_response(const http_response& r, diagnostics* diag);
+
+/// Percent-encodes everything but RFC 3986 unreserved characters.
+DIGITAL_DELIVERY_DECL void append_pct_encoded(std::string& out, std::string_view s);
+
+}  // namespace detail
+}  // namespace digital_delivery
+
+#ifdef DIGITAL_DELIVERY_HEADER_ONLY
+#include <digital_delivery/impl/client_impl.ipp>
+#endif
+
+#endif

@@ -1,0 +1,499 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_DETAIL_ENDPOINT_CALL_HPP
+#define DIGITAL_DELIVERY_DETAIL_ENDPOINT_CALL_HPP
+
+// How an endpoint descriptor becomes an awaitable request function
+// (docs/architecture.md):
+//
+//   request_fn<D>::operator()(client&, ids..., [payload], [request_options],
+//                             [diagnostics&], [token])
+//     -> prepare_endpoint<D>: validate + encode the payload, build the URL and
+//        headers (non-template client_impl::prepare)            [call site]
+//     -> async_initiate<Token, void(error_code, R)>: the user's handler is
+//        type-erased into any_completion_handler                [call site]
+//     -> launch<D>: wraps it in decoding_handler<D>, calls the non-template
+//        client_impl::async_execute (limiter, transport, status mapping)
+//     -> decoding_handler<D>: JSON -> D::response -> R, completes the user.
+
+#include <digital_delivery/client.hpp>
+#include <digital_delivery/detail/client_impl.hpp>
+#include <digital_delivery/detail/json_mapping.hpp>
+#include <digital_delivery/detail/validate.hpp>
+#include <digital_delivery/diagnostics.hpp>
+#include <digital_delivery/error.hpp>
+#include <digital_delivery/request_options.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/associator.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace digital_delivery {
+
+class client;
+
+/// Defaults every endpoint descriptor inherits (docs/architecture.md lists
+/// every member a descriptor may set).
+struct endpoint_defaults
+{
+    using query = void;                              ///< Query-string type (a described struct of optionals).
+    using body = void;                               ///< JSON body type (a described struct).
+    static constexpr std::string_view body_root{};   ///< Wrap the body as {"<root>": body} when set.
+    static constexpr bool body_optional = false;     ///< The payload may be omitted (sent as {}).
+    static constexpr std::nullptr_t result = nullptr;  ///< Or &envelope::member to unwrap.
+    static constexpr bool beta = false;
+    static constexpr int max_per_page = 0;            ///< Upper bound of per_page for list endpoints.
+};
+
+namespace detail {
+
+// ---- compile-time path templates ------------------------------------------------
+
+/// Counts the {placeholders} of a path template, and refuses (at compile time,
+/// when used in a constant expression) a template that is not of the form
+/// "/literal/{name}/literal": each placeholder a whole segment, names
+/// [a-z_], braces balanced.
+consteval std::size_t path_arity(std::string_view t)
+{
+    if (t.empty() || t[0] != '/')
+        throw "path template must start with '/'";
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < t.size(); ++i)
+    {
+        if (t[i] == '}')
+            throw "unbalanced '}' in path template";
+        if (t[i] != '{')
+            continue;
+        if (t[i - 1] != '/')
+            throw "a placeholder must be a whole path segment";
+        std::size_t j = i + 1;
+        while (j < t.size() && ((t[j] >= 'a' && t[j] <= 'z') || t[j] == '_'))
+            ++j;
+        if (j == i + 1 || j >= t.size() || t[j] != '}')
+            throw "placeholder names are [a-z_]+ and end with '}'";
+        if (j + 1 < t.size() && t[j + 1] != '/')
+            throw "a placeholder must be a whole path segment";
+        ++n;
+        i = j;
+    }
+    return n;
+}
+
+template <std::size_t>
+using id_arg = std::string_view;
+
+template <class D>
+using payload_t = std::conditional_t<!std::is_void_v<typename D::body>, typename D::body, typename D::query>;
+
+template <class D>
+inline constexpr bool has_payload = !std::is_void_v<payload_t<D>>;
+
+template <class D>
+inline constexpr bool payload_omittable =
+    !has_payload<D> || (!std::is_void_v<typename D::query> && std::is_void_v<typename D::body>) || D::body_optional;
+
+template <class Envelope, class Member>
+Member member_type_of(Member Envelope::*);
+
+template <class D>
+struct result_of
+{
+    using type = decltype(member_type_of(D::result));
+};
+template <class D>
+    requires std::is_same_v<std::remove_cv_t<decltype(D::result)>, std::nullptr_t>
+struct result_of<D>
+{
+    using type = typename D::response;
+};
+
+/// What the request function completes with: the envelope, or the member the
+/// descriptor unwraps; void for responses without content.
+template <class D>
+using result_t = typename result_of<D>::type;
+
+template <class R>
+struct signature_for
+{
+    using type = void(error_code, R);
+};
+template <>
+struct signature_for<void>
+{
+    using type = void(error_code);
+};
+template <class D>
+using signature_t = typename signature_for<result_t<D>>::type;
+
+/// A type nobody can pass: the payload parameter of endpoints without one.
+class no_payload
+{
+    no_payload() = default;
+};
+template <class D>
+using payload_param = std::conditional_t<has_payload<D>, payload_t<D>, no_payload>;
+
+// ---- trailing arguments: [request_options] [diagnostics&] [token] ----------------
+
+enum class trailing_kind
+{
+    options,
+    diag,
+    token,
+};
+
+template <class T>
+constexpr trailing_kind kind_of()
+{
+    if constexpr (std::is_same_v<std::remove_cvref_t<T>, request_options>)
+        return trailing_kind::options;
+    else if constexpr (std::is_same_v<T, diagnostics&>)
+        return trailing_kind::diag;
+    else
+        return trailing_kind::token;
+}
+
+template <class P, class... Rest>
+consteval bool valid_trailing()
+{
+    constexpr trailing_kind kinds[] = {kind_of<Rest>()..., trailing_kind::token};
+    for (std::size_t i = 1; i < sizeof...(Rest); ++i)
+        if (static_cast<int>(kinds[i]) <= static_cast<int>(kinds[i - 1]))
+            return false;  // wrong order or repeated
+    // The payload itself must go in its own parameter, and a string is an id
+    // too many, not a completion token.
+    return ((!std::is_same_v<std::remove_cvref_t<Rest>, P> && !std::is_convertible_v<Rest, std::string_view> &&
+             (kind_of<Rest>() != trailing_kind::token || !std::is_same_v<std::remove_cvref_t<Rest>, diagnostics>)) &&
+            ...);
+}
+
+template <trailing_kind K, class... Rest>
+consteval std::size_t index_of_kind()
+{
+    constexpr trailing_kind kinds[] = {kind_of<Rest>()..., trailing_kind::token};
+    for (std::size_t i = 0; i < sizeof...(Rest); ++i)
+        if (kinds[i] == K)
+            return i;
+    return sizeof...(Rest);
+}
+
+// ---- payload -> request -----------------------------------------------------------
+
+template <class P>
+void validate_payload(const P& p, error_code& ec, std::string& why)
+{
+    if constexpr (requires(std::string& w) { validate(p, w); })
+        ec = validate(p, why);
+}
+
+template <class D>
+void validate_query(const typename D::query& q, error_code& ec, std::string& why)
+{
+    if constexpr (requires { q.page; })
+    {
+        if (q.page && *q.page < 1)
+        {
+            ec = client_errc::invalid_page;
+            why = "page must be at least 1";
+            return;
+        }
+    }
+    if constexpr (requires { q.per_page; })
+    {
+        if (q.per_page && (*q.per_page < 1 || *q.per_page > D::max_per_page))
+        {
+            ec = client_errc::invalid_per_page;
+            why = "per_page must be between 1 and " + std::to_string(D::max_per_page);
+            return;
+        }
+    }
+    validate_payload(q, ec, why);
+}
+
+template <class D, class Payload>
+void prepare_endpoint(
+    const client_impl& impl,
+    std::span<const std::string_view> ids,
+    const Payload* payload,
+    const request_options* opts,
+    prepared_request& out
+)
+{
+    constexpr endpoint_info info{D::method, D::path, D::cost, D::idempotent};
+    error_code vec;
+    std::string why;
+    std::string body;
+    query_params query;
+    const query_params* qp = nullptr;
+    if constexpr (!std::is_void_v<typename D::query>)
+    {
+        if (payload)
+        {
+            validate_query<D>(*payload, vec, why);
+            encode_query(*payload, query);
+            qp = &query;
+        }
+    }
+    else if constexpr (!std::is_void_v<typename D::body>)
+    {
+        boost::json::value v;
+        if (payload)
+        {
+            validate_payload(*payload, vec, why);
+            encode_value(v, *payload);
+        }
+        else
+        {
+            v.emplace_object();
+        }
+        if constexpr (!D::body_root.empty())
+        {
+            boost::json::value wrapped;
+            wrapped.emplace_object()[D::body_root] = std::move(v);
+            body = boost::json::serialize(wrapped);
+        }
+        else
+        {
+            body = boost::json::serialize(v);
+        }
+    }
+    impl.prepare(out, info, ids, qp, std::move(body), opts);
+    if (vec && !out.error)
+    {
+        out.error = vec;
+        out.error_message = std::move(why);
+    }
+}
+
+// ---- response -> result -----------------------------------------------------------
+
+/// Decodes a response body into the descriptor's result. Records the failing
+/// JSON path in the diagnostics.
+template <class D>
+error_code decode_response(const std::string& body, result_t<D>& out, diagnostics* diag)
+{
+    unsigned char buf[4096];
+    boost::json::monotonic_resource mr(buf, sizeof buf);
+    boost::json::value v;
+    std::string_view text(body);
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\n' || text.front() == '\r' || text.front() == '\t'))
+        text.remove_prefix(1);
+    if (text.empty())
+    {
+        v.emplace_object();  // no content: only all-optional envelopes decode
+    }
+    else
+    {
+        boost::system::error_code jec;
+        v = boost::json::parse(text, jec, &mr);
+        if (jec)
+        {
+            if (diag)
+                diag->client_message = "response body is not JSON: " + jec.message();
+            return client_errc::invalid_json;
+        }
+    }
+    decode_context ctx;
+    if constexpr (std::is_same_v<result_t<D>, typename D::response>)
+    {
+        decode_value(v, out, ctx);
+    }
+    else
+    {
+        typename D::response envelope;
+        if (decode_value(v, envelope, ctx))
+            out = std::move(envelope.*D::result);
+    }
+    if (ctx.ec && diag)
+        diag->client_message = std::move(ctx.message);
+    return ctx.ec;
+}
+
+template <class D>
+struct decoding_handler
+{
+    boost::asio::any_completion_handler<signature_t<D>> handler;
+    diagnostics* diag;
+
+    void operator()(error_code ec, http_response r)
+    {
+        if constexpr (std::is_void_v<result_t<D>>)
+        {
+            std::move(handler)(ec);
+        }
+        else
+        {
+            result_t<D> out{};
+            if (!ec)
+            {
+                ec = decode_response<D>(r.body, out, diag);
+                if (ec && diag)
+                    diag->http_status = r.status;
+            }
+            std::move(handler)(ec, std::move(out));
+        }
+    }
+};
+
+/// Type-erased launch: one instantiation per endpoint, whatever the token.
+template <class D>
+void launch(
+    std::shared_ptr<client_impl> impl,
+    prepared_request p,
+    diagnostics* diag,
+    boost::asio::any_completion_handler<signature_t<D>> h
+)
+{
+    auto* raw = impl.get();
+    raw->async_execute(std::move(impl), std::move(p), diag, raw_handler(decoding_handler<D>{std::move(h), diag}));
+}
+
+template <class D>
+struct endpoint_initiation
+{
+    template <class Handler>
+    void operator()(Handler&& h, std::shared_ptr<client_impl> impl, prepared_request p, diagnostics* diag) const
+    {
+        launch<D>(
+            std::move(impl),
+            std::move(p),
+            diag,
+            boost::asio::any_completion_handler<signature_t<D>>(std::forward<Handler>(h))
+        );
+    }
+};
+
+}  // namespace detail
+
+/// The awaitable request function of endpoint descriptor `D`. Call shape:
+///
+///     fn(client, id..., [payload], [request_options], [diagnostics&], [token])
+///
+///  - one `std::string_view` per `{placeholder}` of `D::path`;
+///  - the payload (`D::body` or `D::query`), omittable for queries and
+///    optional bodies;
+///  - the completion token defaults to `boost::asio::deferred`; completion
+///    signature `void(error_code, R)` (`void(error_code)` when the endpoint
+///    has no response content).
+///
+/// Per-operation cancellation: terminal cancellation through the token's
+/// cancellation slot interrupts the operation at any stage and completes it
+/// with boost::asio::error::operation_aborted; the client stays usable.
+template <class D, class = std::make_index_sequence<detail::path_arity(D::path)>>
+class request_fn;
+
+template <class D, std::size_t... I>
+class request_fn<D, std::index_sequence<I...>>
+{
+public:
+    using descriptor = D;
+    using payload_type = detail::payload_t<D>;
+    using result_type = detail::result_t<D>;
+    using signature = detail::signature_t<D>;
+
+    static_assert(D::cost == (D::method == http_method::get ? 1 : 2), "the API charges GET 1 point, writes 2");
+    static_assert(
+        std::is_void_v<typename D::query> || std::is_void_v<typename D::body>,
+        "an endpoint has a query or a body, not both"
+    );
+
+    /// With the payload.
+    template <class... Rest>
+        requires(detail::has_payload<D> && detail::valid_trailing<payload_type, Rest...>())
+    auto operator()(client& c, detail::id_arg<I>... ids, detail::payload_param<D> payload, Rest&&... rest) const
+    {
+        return dispatch(c, {ids...}, &payload, std::forward<Rest>(rest)...);
+    }
+
+    /// Without the payload (endpoints that have none, queries, optional bodies).
+    template <class... Rest>
+        requires(detail::payload_omittable<D> && detail::valid_trailing<payload_type, Rest...>())
+    auto operator()(client& c, detail::id_arg<I>... ids, Rest&&... rest) const
+    {
+        return dispatch(c, {ids...}, static_cast<const detail::payload_param<D>*>(nullptr), std::forward<Rest>(rest)...);
+    }
+
+private:
+    static constexpr std::size_t arity = sizeof...(I);
+
+    template <class Payload, class... Rest>
+    static auto dispatch(client& c, std::array<std::string_view, arity> ids, const Payload* payload, Rest&&... rest)
+    {
+        auto args = std::forward_as_tuple(std::forward<Rest>(rest)...);
+        constexpr std::size_t n = sizeof...(Rest);
+        constexpr std::size_t oi = detail::index_of_kind<detail::trailing_kind::options, Rest...>();
+        constexpr std::size_t di = detail::index_of_kind<detail::trailing_kind::diag, Rest...>();
+        constexpr std::size_t ti = detail::index_of_kind<detail::trailing_kind::token, Rest...>();
+        const request_options* opts = nullptr;
+        diagnostics* diag = nullptr;
+        if constexpr (oi < n)
+            opts = &std::get<oi>(args);
+        if constexpr (di < n)
+            diag = &std::get<di>(args);
+
+        // Everything the request needs is built now and owned by the
+        // operation, so a deferred operation never refers to the caller's
+        // arguments.
+        detail::prepared_request p;
+        if constexpr (detail::has_payload<D>)
+            detail::prepare_endpoint<D>(*c.impl(), std::span<const std::string_view>(ids), payload, opts, p);
+        else
+            detail::prepare_endpoint<D, int>(*c.impl(), std::span<const std::string_view>(ids), nullptr, opts, p);
+
+        if constexpr (ti < n)
+            return boost::asio::async_initiate<std::tuple_element_t<ti, std::tuple<Rest...>>, signature>(
+                detail::endpoint_initiation<D>{},
+                std::get<ti>(args),
+                c.impl(),
+                std::move(p),
+                diag
+            );
+        else
+            return boost::asio::async_initiate<const boost::asio::deferred_t&, signature>(
+                detail::endpoint_initiation<D>{},
+                boost::asio::deferred,
+                c.impl(),
+                std::move(p),
+                diag
+            );
+    }
+};
+
+}  // namespace digital_delivery
+
+namespace boost {
+namespace asio {
+
+// The decoding wrapper is transparent: the user's executor, allocator and
+// cancellation slot are those of the wrapped handler.
+template <template <typename, typename> class Associator, class D, class DefaultCandidate>
+struct associator<Associator, ::digital_delivery::detail::decoding_handler<D>, DefaultCandidate>
+{
+    using inner = any_completion_handler<::digital_delivery::detail::signature_t<D>>;
+    using type = typename Associator<inner, DefaultCandidate>::type;
+    static type get(const ::digital_delivery::detail::decoding_handler<D>& h, const DefaultCandidate& c = DefaultCandidate()) noexcept
+    {
+        return Associator<inner, DefaultCandidate>::get(h.handler, c);
+    }
+};
+
+}  // namespace asio
+}  // namespace boost
+
+#endif

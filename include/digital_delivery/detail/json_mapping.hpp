@@ -1,0 +1,411 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_DETAIL_JSON_MAPPING_HPP
+#define DIGITAL_DELIVERY_DETAIL_JSON_MAPPING_HPP
+
+// Tolerant, describe-driven JSON <-> model mapping. Boost.JSON 1.81's
+// automatic struct conversion rejects unknown keys and missing optionals; the
+// API's Beta endpoints add fields without notice, so we map ourselves:
+//  - unknown keys are ignored;
+//  - a missing or null std::optional member is empty;
+//  - a missing required member, or a value of the wrong type, fails with
+//    client_errc::missing_field / wrong_type / invalid_timestamp and a message
+//    naming the JSON path ("orders[3].download_count: expected an integer").
+// Encoding writes only the optional members that are set (PATCH semantics).
+
+#include <digital_delivery/error.hpp>
+#include <digital_delivery/http_message.hpp>
+#include <digital_delivery/open_enum.hpp>
+#include <digital_delivery/timestamp.hpp>
+
+#include <boost/describe/members.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/string.hpp>
+#include <boost/json/value.hpp>
+#include <boost/mp11/algorithm.hpp>
+
+#include <chrono>
+#include <concepts>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace digital_delivery {
+namespace detail {
+
+template <class T>
+struct is_optional : std::false_type
+{
+};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type
+{
+};
+
+template <class T>
+struct is_open_enum : std::false_type
+{
+};
+template <class E>
+struct is_open_enum<open_enum<E>> : std::true_type
+{
+};
+
+template <class T>
+concept described_struct = boost::describe::has_describe_members<T>::value && std::is_class_v<T>;
+
+template <class T>
+concept described_enum = boost::describe::has_describe_enumerators<T>::value;
+
+template <class T>
+concept json_integer = std::integral<T> && !std::same_as<T, bool> && !std::same_as<T, char>;
+
+/// The path being decoded, kept as a stack of static keys and indices; the
+/// printable path is only built when a failure is recorded.
+class decode_context
+{
+public:
+    void push(std::string_view key) { stack_.push_back({key, 0, false}); }
+    void push(std::size_t index) { stack_.push_back({{}, index, true}); }
+    void pop() noexcept { stack_.pop_back(); }
+
+    /// Records the failure (the first one wins) and returns false.
+    bool fail(client_errc e, std::string_view why)
+    {
+        if (!ec)
+        {
+            ec = e;
+            message = path();
+            if (message.empty())
+                message = "(root)";
+            message += ": ";
+            message += why;
+        }
+        return false;
+    }
+
+    std::string path() const
+    {
+        std::string r;
+        for (const auto& s : stack_)
+        {
+            if (s.is_index)
+            {
+                r += '[';
+                r += std::to_string(s.index);
+                r += ']';
+            }
+            else
+            {
+                if (!r.empty())
+                    r += '.';
+                r += s.key;
+            }
+        }
+        return r;
+    }
+
+    error_code ec;
+    std::string message;
+
+private:
+    struct seg
+    {
+        std::string_view key;
+        std::size_t index;
+        bool is_index;
+    };
+    std::vector<seg> stack_;
+};
+
+// ---- decoding --------------------------------------------------------------
+
+inline bool decode_value(const boost::json::value& v, std::string& out, decode_context& ctx)
+{
+    const auto* s = v.if_string();
+    if (!s)
+        return ctx.fail(client_errc::wrong_type, "expected a string");
+    out.assign(s->data(), s->size());
+    return true;
+}
+
+inline bool decode_value(const boost::json::value& v, bool& out, decode_context& ctx)
+{
+    const auto* b = v.if_bool();
+    if (!b)
+        return ctx.fail(client_errc::wrong_type, "expected a boolean");
+    out = *b;
+    return true;
+}
+
+template <json_integer I>
+bool decode_value(const boost::json::value& v, I& out, decode_context& ctx)
+{
+    using lim = std::numeric_limits<I>;
+    if (const auto* i = v.if_int64())
+    {
+        if constexpr (std::is_signed_v<I>)
+        {
+            if (*i < static_cast<std::int64_t>(lim::min()) || *i > static_cast<std::int64_t>(lim::max()))
+                return ctx.fail(client_errc::wrong_type, "integer out of range");
+        }
+        else
+        {
+            if (*i < 0 || static_cast<std::uint64_t>(*i) > static_cast<std::uint64_t>(lim::max()))
+                return ctx.fail(client_errc::wrong_type, "integer out of range");
+        }
+        out = static_cast<I>(*i);
+        return true;
+    }
+    if (const auto* u = v.if_uint64())
+    {
+        if (*u > static_cast<std::uint64_t>(lim::max()))
+            return ctx.fail(client_errc::wrong_type, "integer out of range");
+        out = static_cast<I>(*u);
+        return true;
+    }
+    if (const auto* d = v.if_double())
+    {
+        // 1e3 is an integer written as a double; 1.5 is not.
+        const double x = *d;
+        if (x == static_cast<double>(static_cast<std::int64_t>(x)) && x >= static_cast<double>(lim::min()) &&
+            x <= static_cast<double>(lim::max()))
+        {
+            out = static_cast<I>(x);
+            return true;
+        }
+        return ctx.fail(client_errc::wrong_type, "expected an integer");
+    }
+    return ctx.fail(client_errc::wrong_type, "expected an integer");
+}
+
+inline bool decode_value(const boost::json::value& v, timestamp& out, decode_context& ctx)
+{
+    const auto* s = v.if_string();
+    if (!s)
+        return ctx.fail(client_errc::wrong_type, "expected an ISO 8601 timestamp string");
+    auto t = parse_timestamp(std::string_view(s->data(), s->size()));
+    if (!t)
+        return ctx.fail(client_errc::invalid_timestamp, "not an ISO 8601 timestamp with offset");
+    out = *t;
+    return true;
+}
+
+template <class E>
+bool decode_value(const boost::json::value& v, open_enum<E>& out, decode_context& ctx)
+{
+    const auto* s = v.if_string();
+    if (!s)
+        return ctx.fail(client_errc::wrong_type, "expected a string");
+    out = open_enum<E>::from_string(std::string_view(s->data(), s->size()));
+    return true;
+}
+
+inline bool decode_value(const boost::json::value& v, http_headers& out, decode_context& ctx)
+{
+    const auto* o = v.if_object();
+    if (!o)
+        return ctx.fail(client_errc::wrong_type, "expected an object of header fields");
+    out.clear();
+    for (const auto& kv : *o)
+    {
+        const auto* s = kv.value().if_string();
+        if (!s)
+        {
+            ctx.push(std::string_view(kv.key().data(), kv.key().size()));
+            return ctx.fail(client_errc::wrong_type, "expected a string header value");
+        }
+        out.add(std::string_view(kv.key().data(), kv.key().size()), std::string_view(s->data(), s->size()));
+    }
+    return true;
+}
+
+inline bool decode_value(const boost::json::value& v, boost::json::value& out, decode_context&)
+{
+    out = v;
+    return true;
+}
+
+template <class T>
+bool decode_value(const boost::json::value& v, std::optional<T>& out, decode_context& ctx);
+template <class T>
+bool decode_value(const boost::json::value& v, std::vector<T>& out, decode_context& ctx);
+template <described_struct T>
+bool decode_value(const boost::json::value& v, T& out, decode_context& ctx);
+
+template <class T>
+bool decode_value(const boost::json::value& v, std::optional<T>& out, decode_context& ctx)
+{
+    if (v.is_null())
+    {
+        out.reset();
+        return true;
+    }
+    return decode_value(v, out.emplace(), ctx);
+}
+
+template <class T>
+bool decode_value(const boost::json::value& v, std::vector<T>& out, decode_context& ctx)
+{
+    const auto* a = v.if_array();
+    if (!a)
+        return ctx.fail(client_errc::wrong_type, "expected an array");
+    out.clear();
+    out.resize(a->size());
+    for (std::size_t i = 0; i < a->size(); ++i)
+    {
+        ctx.push(i);
+        if (!decode_value((*a)[i], out[i], ctx))
+            return false;
+        ctx.pop();
+    }
+    return true;
+}
+
+template <described_struct T>
+bool decode_value(const boost::json::value& v, T& out, decode_context& ctx)
+{
+    const auto* o = v.if_object();
+    if (!o)
+        return ctx.fail(client_errc::wrong_type, "expected an object");
+    bool ok = true;
+    using members = boost::describe::describe_members<T, boost::describe::mod_public>;
+    boost::mp11::mp_for_each<members>([&](auto d) {
+        if (!ok)
+            return;
+        using member_t = std::remove_cvref_t<decltype(out.*d.pointer)>;
+        auto it = o->find(d.name);
+        if (it == o->end())
+        {
+            if constexpr (is_optional<member_t>::value)
+            {
+                (out.*d.pointer).reset();
+            }
+            else
+            {
+                ctx.push(std::string_view(d.name));
+                ok = ctx.fail(client_errc::missing_field, "required field is missing");
+            }
+            return;
+        }
+        ctx.push(std::string_view(d.name));
+        ok = decode_value(it->value(), out.*d.pointer, ctx);
+        if (ok)
+            ctx.pop();
+    });
+    return ok;
+}
+
+// ---- encoding (request bodies) ----------------------------------------------
+
+inline void encode_value(boost::json::value& out, const std::string& s) { out = boost::json::string(s); }
+inline void encode_value(boost::json::value& out, bool b) { out = b; }
+template <json_integer I>
+void encode_value(boost::json::value& out, I i)
+{
+    if constexpr (std::is_signed_v<I>)
+        out = static_cast<std::int64_t>(i);
+    else
+        out = static_cast<std::uint64_t>(i);
+}
+inline void encode_value(boost::json::value& out, timestamp t) { out = boost::json::string(format_timestamp(t)); }
+inline void encode_value(boost::json::value& out, const date& d) { out = boost::json::string(format_date(d)); }
+template <described_enum E>
+void encode_value(boost::json::value& out, E e)
+{
+    out = boost::json::string(enum_to_string(e));
+}
+template <class E>
+void encode_value(boost::json::value& out, const open_enum<E>& e)
+{
+    out = boost::json::string(e.str());
+}
+template <class T>
+void encode_value(boost::json::value& out, const std::vector<T>& v);
+template <described_struct T>
+void encode_value(boost::json::value& out, const T& t);
+
+template <class T>
+void encode_value(boost::json::value& out, const std::vector<T>& v)
+{
+    auto& a = out.emplace_array();
+    a.reserve(v.size());
+    for (const auto& e : v)
+    {
+        boost::json::value x;
+        encode_value(x, e);
+        a.push_back(std::move(x));
+    }
+}
+
+template <described_struct T>
+void encode_value(boost::json::value& out, const T& t)
+{
+    auto& o = out.emplace_object();
+    using members = boost::describe::describe_members<T, boost::describe::mod_public>;
+    boost::mp11::mp_for_each<members>([&](auto d) {
+        const auto& m = t.*d.pointer;
+        using member_t = std::remove_cvref_t<decltype(m)>;
+        if constexpr (is_optional<member_t>::value)
+        {
+            if (!m)
+                return;  // PATCH semantics: unset fields are not sent
+            encode_value(o[d.name], *m);
+        }
+        else
+        {
+            encode_value(o[d.name], m);
+        }
+    });
+}
+
+// ---- query strings ------------------------------------------------------------
+
+/// Query parameters in declaration order: name and unencoded value.
+using query_params = std::vector<std::pair<std::string_view, std::string>>;
+
+inline std::string to_query_value(const std::string& s) { return s; }
+inline std::string to_query_value(bool b) { return b ? "true" : "false"; }
+template <json_integer I>
+std::string to_query_value(I i)
+{
+    return std::to_string(i);
+}
+inline std::string to_query_value(const date& d) { return format_date(d); }
+template <described_enum E>
+std::string to_query_value(E e)
+{
+    return std::string(enum_to_string(e));
+}
+
+template <described_struct Q>
+void encode_query(const Q& q, query_params& out)
+{
+    using members = boost::describe::describe_members<Q, boost::describe::mod_public>;
+    boost::mp11::mp_for_each<members>([&](auto d) {
+        const auto& m = q.*d.pointer;
+        using member_t = std::remove_cvref_t<decltype(m)>;
+        if constexpr (is_optional<member_t>::value)
+        {
+            if (m)
+                out.emplace_back(std::string_view(d.name), to_query_value(*m));
+        }
+        else
+        {
+            out.emplace_back(std::string_view(d.name), to_query_value(m));
+        }
+    });
+}
+
+}  // namespace detail
+}  // namespace digital_delivery
+
+#endif

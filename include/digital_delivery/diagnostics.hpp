@@ -1,0 +1,65 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_DIAGNOSTICS_HPP
+#define DIGITAL_DELIVERY_DIAGNOSTICS_HPP
+
+/// \file
+/// What accompanies an error_code: the server's own words and the request
+/// that failed. Never contains the API key or a presigned URL's query string.
+
+#include <digital_delivery/detail/config.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace digital_delivery {
+
+struct diagnostics
+{
+    /// HTTP status of the failing response; 0 when none was received.
+    unsigned http_status = 0;
+
+    /// The server's `error` message (single-error shape), or the storage's
+    /// `<Message>` for an S3-style XML error.
+    std::string server_message;
+
+    /// The server's `errors` list (validation shape).
+    std::vector<std::string> server_errors;
+
+    /// The server's machine-readable code: `code` in a JSON body (quota
+    /// failures) or `<Code>` of a storage XML error (e.g. SignatureDoesNotMatch).
+    std::string code;
+
+    /// Retry-After of a 429, when present.
+    std::optional<std::chrono::milliseconds> retry_after;
+
+    /// The failing request: "GET", and its path without query string.
+    std::string method;
+    std::string path;
+
+    /// The client's own explanation (which argument was rejected, which
+    /// response field failed to decode and why).
+    std::string client_message;
+
+    /// Attempts made (1 when not retried) and time spent waiting for the rate
+    /// limiter and retry backoff.
+    unsigned attempts = 0;
+    std::chrono::milliseconds total_wait{0};
+
+    void clear() { *this = diagnostics{}; }
+
+    /// One line for logs: `GET /orders/x: 404 "Order not found"`.
+    DIGITAL_DELIVERY_DECL std::string to_string() const;
+};
+
+}  // namespace digital_delivery
+
+#ifdef DIGITAL_DELIVERY_HEADER_ONLY
+#include <digital_delivery/impl/diagnostics.ipp>
+#endif
+
+#endif

@@ -1,0 +1,440 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_IMPL_CLIENT_IMPL_IPP
+#define DIGITAL_DELIVERY_IMPL_CLIENT_IMPL_IPP
+
+#include <digital_delivery/detail/client_impl.hpp>
+#include <digital_delivery/error_with_diagnostics.hpp>
+#include <digital_delivery/impl/http_message.ipp>
+#include <digital_delivery/impl/rate_limit.ipp>
+
+#include <boost/asio/compose.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+#include <boost/url/encode.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
+#include <boost/url/url_view.hpp>
+
+#include <algorithm>
+#include <array>
+
+namespace digital_delivery {
+namespace detail {
+
+inline bool has_crlf(std::string_view s) noexcept
+{
+    return s.find_first_of("\r\n") != std::string_view::npos || s.find('\0') != std::string_view::npos;
+}
+
+inline bool is_valid_base_url(std::string_view s, std::string& base, std::string& why)
+{
+    // Pre-checks before handing untrusted text to Boost.URL (1.81 asserts on
+    // some malformed input unless NDEBUG).
+    if (s.empty())
+    {
+        why = "base_url is empty";
+        return false;
+    }
+    if (has_crlf(s) || s.find_first_of(" \t{}<>\"\\^`|") != std::string_view::npos)
+    {
+        why = "base_url contains characters not allowed in a URL";
+        return false;
+    }
+    const bool http = s.starts_with("http://"), https = s.starts_with("https://");
+    if (!http && !https)
+    {
+        why = "base_url must start with http:// or https://";
+        return false;
+    }
+    auto u = boost::urls::parse_uri(s);
+    if (!u)
+    {
+        why = "base_url is not a valid URL";
+        return false;
+    }
+    if (u->encoded_host().empty())
+    {
+        why = "base_url has no host";
+        return false;
+    }
+    if (u->has_query() || u->has_fragment() || u->has_userinfo())
+    {
+        why = "base_url must not have a query, fragment or user info";
+        return false;
+    }
+    base.assign(s.data(), s.size());
+    while (!base.empty() && base.back() == '/')
+        base.pop_back();
+    return true;
+}
+
+}  // namespace detail
+
+DIGITAL_DELIVERY_DECL void detail::append_pct_encoded(std::string& out, std::string_view s)
+{
+    static constexpr char hex[] = "0123456789ABCDEF";
+    for (unsigned char c : s)
+    {
+        if (boost::urls::unreserved_chars(static_cast<char>(c)))
+            out += static_cast<char>(c);
+        else
+        {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+}
+
+DIGITAL_DELIVERY_DECL detail::client_impl::client_impl(any_transport t, client_params p)
+    : transport_(std::move(t)), params_(std::move(p))
+{
+    std::string why;
+    if (!transport_)
+        throw error_with_diagnostics(client_errc::invalid_argument, diagnostics{.client_message = "no transport"});
+    if (!is_valid_base_url(params_.base_url, base_, why))
+        throw error_with_diagnostics(client_errc::invalid_base_url, diagnostics{.client_message = why});
+    if (params_.api_key.empty() || has_crlf(params_.api_key))
+        throw error_with_diagnostics(
+            client_errc::invalid_argument,
+            diagnostics{.client_message = "api_key must be non-empty and must not contain CR or LF"}
+        );
+    if (has_crlf(params_.user_agent))
+        throw error_with_diagnostics(
+            client_errc::invalid_argument,
+            diagnostics{.client_message = "user_agent must not contain CR or LF"}
+        );
+}
+
+DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
+    prepared_request& out,
+    const endpoint_info& ep,
+    std::span<const std::string_view> ids,
+    const query_params* query,
+    std::string body,
+    const request_options* opts
+) const
+{
+    out.method = ep.method;
+    out.cost = ep.cost;
+    out.idempotent = ep.idempotent;
+
+    // Path: literal text copied, each {placeholder} replaced by one encoded segment.
+    std::string path;
+    path.reserve(ep.path_template.size() + 48);
+    std::size_t next_id = 0;
+    for (std::size_t i = 0; i < ep.path_template.size(); ++i)
+    {
+        const char c = ep.path_template[i];
+        if (c != '{')
+        {
+            path += c;
+            continue;
+        }
+        const auto close = ep.path_template.find('}', i);
+        const std::string_view id = next_id < ids.size() ? ids[next_id] : std::string_view();
+        ++next_id;
+        if (id.empty() || id == "." || id == "..")
+        {
+            out.error = client_errc::invalid_path_parameter;
+            out.error_message = "path parameter '" +
+                                std::string(ep.path_template.substr(i + 1, close - i - 1)) +
+                                "' must not be empty, \".\" or \"..\"";
+        }
+        append_pct_encoded(path, id);
+        i = close;
+    }
+    out.path = path;
+
+    std::string& url = out.request.url;
+    url.reserve(base_.size() + path.size() + 64);
+    url = base_;
+    url += path;
+    if (query && !query->empty())
+    {
+        char sep = '?';
+        for (const auto& [k, v] : *query)
+        {
+            url += sep;
+            sep = '&';
+            append_pct_encoded(url, k);
+            url += '=';
+            append_pct_encoded(url, v);
+        }
+    }
+
+    out.request.method = ep.method;
+    out.request.idempotent = ep.idempotent;
+    out.request.timeout = opts && opts->timeout ? *opts->timeout : params_.request_timeout;
+    auto& h = out.request.headers;
+    h.reserve(6 + (opts ? opts->extra_headers.size() : 0), params_.api_key.size() + params_.user_agent.size() + 96);
+    h.add("X-Auth-Token", params_.api_key);
+    h.add("Accept", "application/json");
+    h.add("User-Agent", params_.user_agent);
+    if (!body.empty())
+        h.add("Content-Type", "application/json");
+    if (opts)
+    {
+        for (auto f : opts->extra_headers)
+        {
+            using detail::iequals;
+            if (f.name.empty() || has_crlf(f.name) || has_crlf(f.value) ||
+                f.name.find_first_of(" :\t") != std::string_view::npos || iequals(f.name, "X-Auth-Token") ||
+                iequals(f.name, "Host") || iequals(f.name, "Content-Length") || iequals(f.name, "Transfer-Encoding"))
+            {
+                if (!out.error)
+                {
+                    out.error = client_errc::invalid_argument;
+                    out.error_message = "extra header '" + std::string(f.name.substr(0, 64)) +
+                                        "' is not allowed or contains CR/LF";
+                }
+                continue;
+            }
+            h.set(f.name, f.value);
+        }
+    }
+    out.request.body = std::move(body);
+}
+
+DIGITAL_DELIVERY_DECL rate_limit_snapshot detail::client_impl::rate_limit() const
+{
+    std::lock_guard<std::mutex> lk(mtx_);
+    return snapshot_;
+}
+
+DIGITAL_DELIVERY_DECL void detail::client_impl::observe(const http_response& r)
+{
+    if (r.headers.empty())
+        return;
+    auto snap = parse_rate_limit_headers(r.headers, std::chrono::system_clock::now());
+    if (!snap)
+        return;
+    std::lock_guard<std::mutex> lk(mtx_);
+    snapshot_ = *snap;
+}
+
+namespace detail {
+
+// Fills diag's server fields from a JSON error body of either shape.
+inline void read_json_error(const http_response& r, diagnostics& d)
+{
+    boost::system::error_code jec;
+    unsigned char buf[2048];
+    boost::json::monotonic_resource mr(buf, sizeof buf);
+    auto v = boost::json::parse(r.body, jec, &mr);
+    if (jec)
+        return;
+    const auto* o = v.if_object();
+    if (!o)
+        return;
+    if (auto it = o->find("error"); it != o->end() && it->value().is_string())
+        d.server_message = std::string(it->value().get_string());
+    if (auto it = o->find("errors"); it != o->end())
+    {
+        if (const auto* a = it->value().if_array())
+        {
+            for (const auto& e : *a)
+                if (e.is_string())
+                    d.server_errors.emplace_back(e.get_string());
+        }
+        else if (it->value().is_string())
+            d.server_errors.emplace_back(it->value().get_string());
+    }
+    if (auto it = o->find("code"); it != o->end() && it->value().is_string())
+        d.code = std::string(it->value().get_string());
+}
+
+inline api_errc api_errc_for_message(std::string_view m) noexcept
+{
+    struct row
+    {
+        std::string_view text;
+        api_errc code;
+    };
+    static constexpr std::array<row, 10> known{{
+        {"Invalid API key", api_errc::invalid_api_key},
+        {"Order not found", api_errc::order_not_found},
+        {"Asset not found", api_errc::asset_not_found},
+        {"Digital product not found", api_errc::digital_product_not_found},
+        {"External url can't be blank", api_errc::external_url_blank},
+        {"Preorder launch date must be in the future", api_errc::preorder_launch_date_too_soon},
+        {"asset_ids must be a non-empty array", api_errc::asset_ids_invalid},
+        {"Order has no customer email. Provide an email parameter.", api_errc::order_has_no_email},
+        {"Only internal assets can have their file replaced", api_errc::asset_not_internal},
+        {"This digital product has no orders to notify", api_errc::no_orders_to_notify},
+    }};
+    auto t = trim_ows(m);
+    for (const auto& k : known)
+        if (k.text == t)
+            return k.code;
+    return api_errc{};
+}
+
+}  // namespace detail
+
+DIGITAL_DELIVERY_DECL error_code detail::classify_api_response(const http_response& r, diagnostics* diag)
+{
+    if (r.status >= 200 && r.status < 300)
+        return {};
+    diagnostics local;
+    diagnostics& d = diag ? *diag : local;
+    d.http_status = r.status;
+    const auto ct = r.headers.find("Content-Type").value_or("");
+    const bool json = ct.find("json") != std::string_view::npos ||
+                      (!r.body.empty() && (r.body.front() == '{' || r.body.front() == '['));
+    if (json)
+        read_json_error(r, d);
+
+    // A known message names the failure precisely.
+    api_errc specific{};
+    if (!d.server_message.empty())
+        specific = api_errc_for_message(d.server_message);
+    for (const auto& e : d.server_errors)
+        if (specific == api_errc{})
+            specific = api_errc_for_message(e);
+
+    switch (r.status)
+    {
+    case 400: return specific != api_errc{} ? specific : api_errc::bad_request;
+    case 401: return api_errc::invalid_api_key;
+    case 404: return specific != api_errc{} ? specific : api_errc::not_found;
+    case 422:
+        if (d.code == "asset_storage_limit_exceeded")
+            return api_errc::asset_storage_limit_exceeded;
+        if (d.code == "asset_count_limit_exceeded")
+            return api_errc::asset_count_limit_exceeded;
+        return specific != api_errc{} ? specific : api_errc::validation_failed;
+    case 429:
+        if (auto ra = r.headers.find("Retry-After"))
+            d.retry_after = parse_retry_after(*ra, std::chrono::system_clock::now());
+        return api_errc::rate_limited;
+    default: break;
+    }
+    if (r.status >= 500 && r.status < 600)
+        return api_errc::server_error;
+    if (!json && d.client_message.empty())
+        d.client_message = "undocumented status with a non-JSON body (" + std::string(ct.substr(0, 64)) + ")";
+    return client_errc::unexpected_status;
+}
+
+namespace detail {
+inline std::string_view xml_element(std::string_view body, std::string_view name)
+{
+    std::string open = "<" + std::string(name) + ">", close = "</" + std::string(name) + ">";
+    auto b = body.find(open);
+    if (b == std::string_view::npos)
+        return {};
+    b += open.size();
+    auto e = body.find(close, b);
+    if (e == std::string_view::npos)
+        return {};
+    return body.substr(b, std::min<std::size_t>(e - b, 512));
+}
+}  // namespace detail
+
+DIGITAL_DELIVERY_DECL error_code detail::classify_storage_response(const http_response& r, diagnostics* diag)
+{
+    if (r.status >= 200 && r.status < 300)
+        return {};
+    diagnostics local;
+    diagnostics& d = diag ? *diag : local;
+    d.http_status = r.status;
+    // Only <Code> and <Message>: S3 error bodies may echo the signature and
+    // the canonical request, which must not reach logs.
+    d.code = std::string(xml_element(r.body, "Code"));
+    d.server_message = std::string(xml_element(r.body, "Message"));
+    if (d.code == "SignatureDoesNotMatch")
+        return api_errc::storage_signature_mismatch;
+    if (r.status == 403 && d.server_message.find("expired") != std::string::npos)
+        return api_errc::storage_request_expired;
+    if (r.status == 403)
+        return api_errc::storage_access_denied;
+    return api_errc::storage_error;
+}
+
+namespace detail {
+
+struct execute_op
+{
+    std::shared_ptr<client_impl> self_;
+    prepared_request p_;
+    diagnostics* diag_;
+    enum class state
+    {
+        start,
+        rejected,
+        sending,
+    } st_ = state::start;
+
+    template <class Self>
+    void operator()(Self& self, error_code ec = {}, http_response resp = {})
+    {
+        switch (st_)
+        {
+        case state::start:
+            if (diag_)
+            {
+                diag_->clear();
+                diag_->method = std::string(to_string(p_.method));
+                diag_->path = p_.path;
+            }
+            if (p_.error)
+            {
+                st_ = state::rejected;
+                boost::asio::post(self_->get_executor(), std::move(self));
+                return;
+            }
+            st_ = state::sending;
+            if (diag_)
+                diag_->attempts = 1;
+        {
+            // Take what we need out of the op before `self` (which owns it) is moved.
+            http_request req = std::move(p_.request);
+            any_transport t = self_->transport();
+            t.async_send(std::move(req), std::move(self));
+            return;
+        }
+        case state::rejected:
+            if (diag_)
+                diag_->client_message = std::move(p_.error_message);
+            self.complete(p_.error, http_response{});
+            return;
+        case state::sending:
+            if (ec)
+            {
+                self.complete(ec, std::move(resp));
+                return;
+            }
+            self_->observe(resp);
+            ec = classify_api_response(resp, diag_);
+            self.complete(ec, std::move(resp));
+            return;
+        }
+    }
+};
+
+}  // namespace detail
+
+DIGITAL_DELIVERY_DECL void detail::client_impl::async_execute(
+    std::shared_ptr<client_impl> self,
+    prepared_request p,
+    diagnostics* diag,
+    raw_handler h
+)
+{
+    auto ex = self->get_executor();
+    boost::asio::async_compose<raw_handler, void(error_code, http_response)>(
+        execute_op{std::move(self), std::move(p), diag},
+        h,
+        ex
+    );
+}
+
+}  // namespace digital_delivery
+
+#endif

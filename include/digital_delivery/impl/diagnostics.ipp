@@ -1,0 +1,59 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_IMPL_DIAGNOSTICS_IPP
+#define DIGITAL_DELIVERY_IMPL_DIAGNOSTICS_IPP
+
+#include <digital_delivery/diagnostics.hpp>
+
+namespace digital_delivery {
+
+DIGITAL_DELIVERY_DECL std::string diagnostics::to_string() const
+{
+    std::string r;
+    if (!method.empty())
+    {
+        r += method;
+        r += ' ';
+        r += path;
+        r += ": ";
+    }
+    if (http_status)
+    {
+        r += std::to_string(http_status);
+        r += ' ';
+    }
+    if (!code.empty())
+    {
+        r += '[';
+        r += code;
+        r += "] ";
+    }
+    if (!server_message.empty())
+    {
+        r += '"';
+        r += server_message;
+        r += "\" ";
+    }
+    for (const auto& e : server_errors)
+    {
+        r += '"';
+        r += e;
+        r += "\" ";
+    }
+    if (!client_message.empty())
+    {
+        r += client_message;
+        r += ' ';
+    }
+    if (attempts > 1)
+        r += "(" + std::to_string(attempts) + " attempts, waited " + std::to_string(total_wait.count()) + " ms) ";
+    while (!r.empty() && (r.back() == ' ' || r.back() == ':'))
+        r.pop_back();
+    return r;
+}
+
+}  // namespace digital_delivery
+
+#endif

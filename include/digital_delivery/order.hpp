@@ -1,0 +1,150 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_ORDER_HPP
+#define DIGITAL_DELIVERY_ORDER_HPP
+
+/// \file
+/// Orders (read from the storefront), their filters, and the bodies of the
+/// order actions (attach, detach, notify).
+
+#include <digital_delivery/asset.hpp>
+#include <digital_delivery/open_enum.hpp>
+#include <digital_delivery/pagination.hpp>
+#include <digital_delivery/timestamp.hpp>
+
+#include <boost/describe/class.hpp>
+#include <boost/describe/enum.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace digital_delivery {
+
+enum class financial_status
+{
+    paid,
+    pending,
+    partially_paid,
+    partially_refunded,
+    refunded,
+    voided,
+    authorized,
+    unknown,
+};
+BOOST_DESCRIBE_ENUM(financial_status, paid, pending, partially_paid, partially_refunded, refunded, voided, authorized)
+
+/// Sort orders of GET /orders.
+enum class order_sort
+{
+    created_at_desc,  ///< The server's default.
+    created_at_asc,
+    name_asc,
+    name_desc,
+    unknown,
+};
+BOOST_DESCRIBE_ENUM(order_sort, created_at_desc, created_at_asc, name_asc, name_desc)
+
+struct order
+{
+    std::string id;
+    std::string name;   ///< e.g. "#1001".
+    std::string email;  ///< Customer email.
+    std::optional<std::string> phone;
+    std::optional<open_enum<digital_delivery::financial_status>> financial_status;
+    std::optional<std::string> fulfillment_status;  ///< "fulfilled", "partial", ... (the full list is not documented).
+    std::optional<std::string> total_price;         ///< Decimal amount as text, e.g. "19.99".
+    std::optional<std::string> currency;            ///< ISO 4217.
+    timestamp created_at{};
+    std::int64_t download_count{};  ///< Across all files of the order.
+};
+BOOST_DESCRIBE_STRUCT(
+    order,
+    (),
+    (id, name, email, phone, financial_status, fulfillment_status, total_price, currency, created_at, download_count)
+)
+
+/// GET /orders query. Unset fields are not sent.
+struct order_query
+{
+    std::optional<std::string> q;      ///< Partial match on order name/number or email.
+    std::optional<std::string> email;  ///< Partial match on email.
+    std::optional<financial_status> status;
+    std::optional<std::int64_t> store_product_id;
+    std::optional<std::string> digital_product_id;
+    std::optional<date> created_at_min;  ///< Created on or after (YYYY-MM-DD).
+    std::optional<date> created_at_max;  ///< Created on or before.
+    std::optional<std::int32_t> page;      ///< >= 1.
+    std::optional<std::int32_t> per_page;  ///< 1 .. 250.
+    std::optional<order_sort> sort;
+};
+BOOST_DESCRIBE_STRUCT(
+    order_query,
+    (),
+    (q, email, status, store_product_id, digital_product_id, created_at_min, created_at_max, page, per_page, sort)
+)
+
+/// POST /orders/{id}/attach_assets (Beta) and DELETE /orders/{id}/detach_assets (Beta) body.
+struct asset_ids_request
+{
+    std::vector<std::string> asset_ids;  ///< Non-empty.
+};
+BOOST_DESCRIBE_STRUCT(asset_ids_request, (), (asset_ids))
+
+/// POST /orders/{id}/notify (Beta) body (optional).
+struct notify_request
+{
+    std::optional<std::string> email;  ///< Overrides the recipient.
+};
+BOOST_DESCRIBE_STRUCT(notify_request, (), (email))
+
+// ---- response envelopes ---------------------------------------------------
+
+/// GET /orders
+struct order_list
+{
+    std::vector<order> orders;
+    digital_delivery::pagination pagination;
+};
+BOOST_DESCRIBE_STRUCT(order_list, (), (orders, pagination))
+
+/// `{"order": ...}`
+struct order_envelope
+{
+    digital_delivery::order order;
+};
+BOOST_DESCRIBE_STRUCT(order_envelope, (), (order))
+
+/// POST /orders/{id}/attach_assets: the order and every asset attached to it.
+struct attach_assets_result
+{
+    digital_delivery::order order;
+    std::vector<attached_asset> attached_assets;  ///< Includes assets attached earlier.
+};
+BOOST_DESCRIBE_STRUCT(attach_assets_result, (), (order, attached_assets))
+
+/// DELETE /orders/{id}/detach_assets. The API does not document this
+/// response; we expect the attach shape (the remaining attachments) and
+/// decode it tolerantly: every field is optional and an empty body is fine.
+struct detach_assets_result
+{
+    std::optional<digital_delivery::order> order;
+    std::optional<std::vector<attached_asset>> attached_assets;
+};
+BOOST_DESCRIBE_STRUCT(detach_assets_result, (), (order, attached_assets))
+
+/// POST /orders/{id}/notify
+struct notify_result
+{
+    digital_delivery::order order;
+    bool notified{};  ///< True when the email was queued.
+    timestamp notified_at{};
+};
+BOOST_DESCRIBE_STRUCT(notify_result, (), (order, notified, notified_at))
+
+}  // namespace digital_delivery
+
+#endif

@@ -1,0 +1,26 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_PAGINATION_HPP
+#define DIGITAL_DELIVERY_PAGINATION_HPP
+
+#include <boost/describe/class.hpp>
+
+#include <cstdint>
+
+namespace digital_delivery {
+
+/// The `pagination` object of every list response.
+struct pagination
+{
+    std::int64_t current_page{};
+    std::int64_t per_page{};
+    std::int64_t total_count{};  ///< All items matching the filters.
+    std::int64_t total_pages{};
+};
+BOOST_DESCRIBE_STRUCT(pagination, (), (current_page, per_page, total_count, total_pages))
+
+}  // namespace digital_delivery
+
+#endif

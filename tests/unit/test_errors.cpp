@@ -1,0 +1,358 @@
+// Typed errors: the API's known messages, error body shapes, decode errors
+// with JSON paths, and caller input rejected before anything is sent.
+#include "fixtures.hpp"
+
+using namespace fixtures;
+using namespace std::chrono_literals;
+
+namespace {
+
+class errors_test : public client_test
+{
+};
+
+struct known_row
+{
+    unsigned status;
+    const char* body;
+    dd::api_errc code;
+    const char* message;
+};
+
+TEST_F(errors_test, every_known_message_maps_to_its_code)
+{
+    const known_row rows[] = {
+        {401, R"({"error":"Invalid API key"})", dd::api_errc::invalid_api_key, "Invalid API key"},
+        {404, R"({"error":"Order not found"})", dd::api_errc::order_not_found, "Order not found"},
+        {404, R"({"error":"Asset not found"})", dd::api_errc::asset_not_found, "Asset not found"},
+        {404, R"({"error":"Digital product not found"})", dd::api_errc::digital_product_not_found, "Digital product not found"},
+        {422, R"({"errors":["External url can't be blank"]})", dd::api_errc::external_url_blank, "External url can't be blank"},
+        {422, R"({"errors":["Preorder launch date must be in the future"]})", dd::api_errc::preorder_launch_date_too_soon,
+         "Preorder launch date must be in the future"},
+        {422, R"({"error":"asset_ids must be a non-empty array"})", dd::api_errc::asset_ids_invalid,
+         "asset_ids must be a non-empty array"},
+        {422, R"({"error":"Order has no customer email. Provide an email parameter."})", dd::api_errc::order_has_no_email,
+         "Order has no customer email. Provide an email parameter."},
+        {422, R"({"error":"Only internal assets can have their file replaced"})", dd::api_errc::asset_not_internal,
+         "Only internal assets can have their file replaced"},
+        {422, R"({"error":"This digital product has no orders to notify"})", dd::api_errc::no_orders_to_notify,
+         "This digital product has no orders to notify"},
+    };
+    for (const auto& row : rows)
+    {
+        fake->expect_any().respond(row.status, row.body);
+        auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+        EXPECT_EQ(ec, row.code) << row.body;
+        EXPECT_EQ(diag.http_status, row.status);
+        const bool in_message = diag.server_message == row.message;
+        const bool in_errors = !diag.server_errors.empty() && diag.server_errors[0] == row.message;
+        EXPECT_TRUE(in_message || in_errors) << row.body;
+        EXPECT_EQ(diag.method, "GET");
+        EXPECT_EQ(diag.path, "/orders/o1");
+        EXPECT_NE(diag.to_string().find(row.message), std::string::npos);
+    }
+}
+
+TEST_F(errors_test, conditions_group_codes)
+{
+    EXPECT_EQ(dd::make_error_code(dd::api_errc::order_not_found), dd::condition::not_found);
+    EXPECT_EQ(dd::make_error_code(dd::api_errc::asset_storage_limit_exceeded), dd::condition::quota_exceeded);
+    EXPECT_EQ(dd::make_error_code(dd::api_errc::asset_storage_limit_exceeded), dd::condition::validation);
+    EXPECT_EQ(dd::make_error_code(dd::client_errc::connect_timeout), dd::condition::timeout);
+    EXPECT_EQ(dd::make_error_code(dd::client_errc::invalid_per_page), dd::condition::invalid_input);
+    EXPECT_EQ(dd::make_error_code(dd::client_errc::missing_field), dd::condition::decode);
+    EXPECT_NE(dd::make_error_code(dd::api_errc::order_not_found), dd::condition::validation);
+    EXPECT_TRUE(dd::is_transient(dd::api_errc::rate_limited));
+    EXPECT_TRUE(dd::is_transient(dd::api_errc::server_error));
+    EXPECT_FALSE(dd::is_transient(dd::api_errc::validation_failed));
+    EXPECT_TRUE(dd::is_request_not_sent(asio::error::connection_refused));
+    EXPECT_FALSE(dd::is_request_not_sent(asio::error::connection_reset));
+    EXPECT_STREQ(dd::get_client_category().name(), "digital_delivery.client");
+    EXPECT_STREQ(dd::get_api_category().name(), "digital_delivery.api");
+    EXPECT_EQ(dd::make_error_code(dd::api_errc::order_not_found).message(), "Order not found");
+}
+
+TEST_F(errors_test, unknown_404_and_422_fall_back_to_generic_codes)
+{
+    fake->expect_any().respond(404, R"({"error":"Widget not found"})");
+    auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec, dd::api_errc::not_found);
+    EXPECT_EQ(diag.server_message, "Widget not found");
+
+    fake->expect_any().respond(422, R"({"errors":["Filename can't be blank","Byte size must be greater than 0"]})");
+    auto [ec2, o2] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec2, dd::api_errc::validation_failed);
+    ASSERT_EQ(diag.server_errors.size(), 2u);
+    EXPECT_EQ(diag.server_errors[1], "Byte size must be greater than 0");
+}
+
+TEST_F(errors_test, quota_codes)
+{
+    fake->expect_any().respond(422, R"({"error":"Asset storage limit exceeded","code":"asset_storage_limit_exceeded"})");
+    auto [ec, r] = run([&](auto t) {
+        return dd::create_asset(client, {.type = dd::asset_type::internal, .filename = "f", .byte_size = 10}, diag, t);
+    });
+    EXPECT_EQ(ec, dd::api_errc::asset_storage_limit_exceeded);
+    EXPECT_EQ(diag.code, "asset_storage_limit_exceeded");
+    fake->expect_any().respond(422, R"({"errors":["Asset count limit exceeded"],"code":"asset_count_limit_exceeded"})");
+    auto [ec2, r2] = run([&](auto t) {
+        return dd::create_asset(client, {.type = dd::asset_type::licence}, diag, t);
+    });
+    EXPECT_EQ(ec2, dd::api_errc::asset_count_limit_exceeded);
+}
+
+TEST_F(errors_test, unauthorized_with_and_without_body)
+{
+    fake->expect_any().respond(401, R"({"error":"Invalid API key"})");
+    auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec, dd::api_errc::invalid_api_key);
+    EXPECT_EQ(diag.server_message, "Invalid API key");
+    fake->expect_any().respond(401);
+    auto [ec2, o2] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec2, dd::api_errc::invalid_api_key);
+    EXPECT_EQ(diag.http_status, 401u);
+    EXPECT_TRUE(diag.server_message.empty());
+    // The key never appears in what we report.
+    EXPECT_EQ(diag.to_string().find(api_key), std::string::npos);
+    EXPECT_EQ(dd::error_with_diagnostics(ec2, diag).what(), std::string(dd::error_with_diagnostics(ec2, diag).what()));
+    EXPECT_EQ(std::string(dd::error_with_diagnostics(ec2, diag).what()).find(api_key), std::string::npos);
+}
+
+TEST_F(errors_test, rate_limited_carries_retry_after)
+{
+    fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", "7");
+    auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec, dd::api_errc::rate_limited);
+    EXPECT_EQ(ec, dd::condition::rate_limited);
+    ASSERT_TRUE(diag.retry_after);
+    EXPECT_EQ(*diag.retry_after, 7s);
+    fake->expect_any().respond(429).header("Retry-After", "1.25");
+    run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(diag.retry_after, std::chrono::milliseconds(1250));
+}
+
+TEST_F(errors_test, html_error_body_still_gives_a_typed_error)
+{
+    fake->expect_any().respond(502, "<html><body><h1>502 Bad Gateway</h1></body></html>").header("Content-Type", "text/html");
+    auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec, dd::api_errc::server_error);
+    EXPECT_EQ(diag.http_status, 502u);
+    fake->expect_any().respond(418, "<html>teapot</html>").header("Content-Type", "text/html");
+    auto [ec2, o2] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec2, dd::client_errc::unexpected_status);
+    EXPECT_EQ(diag.http_status, 418u);
+    fake->expect_any().respond(400, R"({"error":"Malformed JSON body"})");
+    auto [ec3, o3] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec3, dd::api_errc::bad_request);
+}
+
+TEST_F(errors_test, decode_errors_name_the_path)
+{
+    // orders[1].download_count has the wrong type
+    const std::string bad = R"({"orders":[)" + order_json() + "," +
+                            R"({"id":"o2","name":"#2","email":"e","phone":null,"financial_status":null,"fulfillment_status":null,)"
+                            R"("total_price":null,"currency":null,"created_at":"2024-05-01T12:00:00Z","download_count":"3"}],"pagination":)" +
+                            pagination_json() + "}";
+    fake->expect_any().respond(200, bad);
+    auto [ec, l] = run([&](auto t) { return dd::list_orders(client, diag, t); });
+    EXPECT_EQ(ec, dd::client_errc::wrong_type);
+    EXPECT_NE(diag.client_message.find("orders[1].download_count"), std::string::npos) << diag.client_message;
+
+    // a required field missing
+    fake->expect_any().respond(200, R"({"order":{"id":"o1","name":"#1"}})");
+    auto [ec2, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec2, dd::client_errc::missing_field);
+    EXPECT_NE(diag.client_message.find("order.email"), std::string::npos) << diag.client_message;
+
+    // a bad timestamp
+    fake->expect_any().respond(200, R"({"order":)" + order_json() + "}");
+    std::string bad_ts = R"({"order_id":"o1","order_name":"#1","downloads":[)" + download_json() + "]}";
+    bad_ts.replace(bad_ts.find("2024-06-01T00:00:00Z"), 20, "2024-13-01T00:00:00Z");
+    run([&](auto t) { return dd::get_order(client, "o1", t); });
+    fake->expect_any().respond(200, bad_ts);
+    auto [ec3, d] = run([&](auto t) { return dd::get_order_downloads(client, "o1", diag, t); });
+    EXPECT_EQ(ec3, dd::client_errc::invalid_timestamp);
+    EXPECT_NE(diag.client_message.find("downloads[0].expires_at"), std::string::npos) << diag.client_message;
+
+    // not JSON at all
+    fake->expect_any().respond(200, "<html>maintenance</html>");
+    auto [ec4, o4] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec4, dd::client_errc::invalid_json);
+
+    // 1.5 into an integer, and an int64 overflow
+    fake->expect_any().respond(200, R"({"order":)" + order_json(false, "paid", 0).replace(order_json(false, "paid", 0).find("\"download_count\":0"), 18, "\"download_count\":1.5") + "}");
+    auto [ec5, o5] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec5, dd::client_errc::wrong_type);
+    fake->expect_any().respond(200, R"({"order":)" + order_json(false, "paid", 0).replace(order_json(false, "paid", 0).find("\"download_count\":0"), 18, "\"download_count\":18446744073709551615") + "}");
+    auto [ec6, o6] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec6, dd::client_errc::wrong_type);
+}
+
+// ---- caller input refused before sending -------------------------------------------------
+
+TEST_F(errors_test, forbidden_input_sends_nothing)
+{
+    struct case_t
+    {
+        const char* name;
+        std::function<dd::error_code()> call;
+        dd::error_code want;
+    };
+    auto ec_of = [&](auto&& fn) {
+        return [this, fn]() {
+            auto tup = run([&](auto t) { return fn(t); });
+            return std::get<0>(tup);
+        };
+    };
+    std::vector<case_t> cases = {
+        {"per_page 0", ec_of([&](auto t) { return dd::list_orders(client, {.per_page = 0}, diag, t); }), dd::client_errc::invalid_per_page},
+        {"per_page 251", ec_of([&](auto t) { return dd::list_orders(client, {.per_page = 251}, diag, t); }), dd::client_errc::invalid_per_page},
+        {"dp per_page 101", ec_of([&](auto t) { return dd::list_digital_products(client, {.per_page = 101}, diag, t); }),
+         dd::client_errc::invalid_per_page},
+        {"page 0", ec_of([&](auto t) { return dd::list_assets(client, {.page = 0}, diag, t); }), dd::client_errc::invalid_page},
+        {"type filter internal", ec_of([&](auto t) { return dd::list_assets(client, {.type = dd::asset_type::internal}, diag, t); }),
+         dd::client_errc::invalid_argument},
+        {"empty attach", ec_of([&](auto t) { return dd::attach_assets(client, "o1", {}, diag, t); }), dd::client_errc::empty_asset_ids},
+        {"empty detach", ec_of([&](auto t) { return dd::detach_assets(client, "o1", {}, diag, t); }), dd::client_errc::empty_asset_ids},
+        {"blank asset id", ec_of([&](auto t) { return dd::attach_assets(client, "o1", {.asset_ids = {"a1", ""}}, diag, t); }),
+         dd::client_errc::invalid_argument},
+        {"byte_size 0", ec_of([&](auto t) {
+             return dd::create_asset(client, {.type = dd::asset_type::internal, .filename = "f", .byte_size = 0}, diag, t);
+         }),
+         dd::client_errc::invalid_byte_size},
+        {"byte_size 2GB+1", ec_of([&](auto t) {
+             return dd::create_asset(client, {.type = dd::asset_type::internal, .filename = "f", .byte_size = 2147483649LL}, diag, t);
+         }),
+         dd::client_errc::invalid_byte_size},
+        {"internal without filename", ec_of([&](auto t) {
+             return dd::create_asset(client, {.type = dd::asset_type::internal, .byte_size = 5}, diag, t);
+         }),
+         dd::client_errc::missing_required_field},
+        {"external without url", ec_of([&](auto t) { return dd::create_asset(client, {.type = dd::asset_type::external}, diag, t); }),
+         dd::client_errc::missing_required_field},
+        {"content_type on licence", ec_of([&](auto t) {
+             return dd::create_asset(client, {.type = dd::asset_type::licence, .content_type = "text/plain"}, diag, t);
+         }),
+         dd::client_errc::invalid_argument},
+        {"replace byte_size -1", ec_of([&](auto t) { return dd::replace_asset(client, "a1", {.filename = "f", .byte_size = -1}, diag, t); }),
+         dd::client_errc::invalid_byte_size},
+        {"preorder without date", ec_of([&](auto t) {
+             return dd::create_digital_product(
+                 client, {.store_product_id = 1, .asset_ids = {"a"}, .custom_message = "m", .preorder_enabled = true}, diag, t
+             );
+         }),
+         dd::client_errc::missing_required_field},
+        {"preorder without message", ec_of([&](auto t) {
+             return dd::create_digital_product(
+                 client,
+                 {.store_product_id = 1, .asset_ids = {"a"}, .preorder_enabled = true, .preorder_launch_date = dd::timestamp{}},
+                 diag,
+                 t
+             );
+         }),
+         dd::client_errc::missing_required_field},
+        {"blank external_url update", ec_of([&](auto t) { return dd::update_asset(client, "a1", {.external_url = " "}, diag, t); }),
+         dd::client_errc::invalid_argument},
+        {"empty id", ec_of([&](auto t) { return dd::get_order(client, "", diag, t); }), dd::client_errc::invalid_path_parameter},
+        {"dot id", ec_of([&](auto t) { return dd::get_order(client, ".", diag, t); }), dd::client_errc::invalid_path_parameter},
+        {"dotdot id", ec_of([&](auto t) { return dd::get_asset(client, "..", diag, t); }), dd::client_errc::invalid_path_parameter},
+        {"bad extra header", ec_of([&](auto t) {
+             dd::request_options o;
+             o.extra_headers.add("X-Evil", "a\r\nX-Auth-Token: stolen");
+             return dd::get_order(client, "o1", o, diag, t);
+         }),
+         dd::client_errc::invalid_argument},
+        {"auth header override", ec_of([&](auto t) {
+             dd::request_options o;
+             o.extra_headers.add("x-auth-token", "other");
+             return dd::get_order(client, "o1", o, diag, t);
+         }),
+         dd::client_errc::invalid_argument},
+    };
+    for (auto& c : cases)
+    {
+        EXPECT_EQ(c.call(), c.want) << c.name;
+        EXPECT_EQ(c.call(), dd::condition::invalid_input) << c.name;
+        EXPECT_FALSE(diag.client_message.empty()) << c.name;
+    }
+    EXPECT_TRUE(fake->requests().empty());
+}
+
+TEST_F(errors_test, valid_edge_values_are_sent)
+{
+    fake->expect_any().respond(201, R"({"asset":)" + asset_json() + "}");
+    auto [ec, r] = run([&](auto t) {
+        return dd::create_asset(client, {.type = dd::asset_type::internal, .filename = "f", .byte_size = 1}, diag, t);
+    });
+    EXPECT_FALSE(ec) << diag.to_string();
+    fake->expect_any().respond(200, R"({"orders":[],"pagination":)" + pagination_json() + "}");
+    auto [ec2, l] = run([&](auto t) { return dd::list_orders(client, {.page = 1, .per_page = 1}, t); });
+    EXPECT_FALSE(ec2);
+    fake->expect_any().respond(200, R"({"orders":[],"pagination":)" + pagination_json() + "}");
+    auto [ec3, l3] = run([&](auto t) { return dd::list_orders(client, {.per_page = 250}, t); });
+    EXPECT_FALSE(ec3);
+    EXPECT_EQ(fake->requests().size(), 3u);
+}
+
+TEST_F(errors_test, transport_errors_pass_through_with_diagnostics)
+{
+    fake->expect_any().fail(asio::error::connection_refused);
+    auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec, asio::error::connection_refused);
+    EXPECT_EQ(ec, dd::condition::transport);
+    EXPECT_EQ(diag.path, "/orders/o1");
+    fake->expect_any().fail(dd::client_errc::request_timeout);
+    auto [ec2, o2] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec2, dd::client_errc::request_timeout);
+    EXPECT_EQ(ec2, dd::condition::timeout);
+}
+
+TEST_F(errors_test, rate_limit_headers_are_recorded)
+{
+    EXPECT_EQ(client.rate_limit().source, dd::rate_limit_source::none);
+    fake->expect_any()
+        .respond(200, R"({"order":)" + order_json() + "}")
+        .header("X-RateLimit-Limit", "40")
+        .header("X-RateLimit-Remaining", "37")
+        .header("X-RateLimit-Reset", "1767225600");
+    run([&](auto t) { return dd::get_order(client, "o1", t); });
+    auto s = client.rate_limit();
+    EXPECT_EQ(s.source, dd::rate_limit_source::header);
+    EXPECT_EQ(s.limit, 40);
+    EXPECT_EQ(s.remaining, 37);
+    ASSERT_TRUE(s.reset);
+    EXPECT_EQ(std::chrono::duration_cast<std::chrono::seconds>(s.reset->time_since_epoch()).count(), 1767225600);
+}
+
+TEST(rate_limit_parsing, forms)
+{
+    const auto now = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
+    dd::http_headers h;
+    h.add("x-ratelimit-reset", "30");  // delta seconds tolerated
+    auto s = dd::parse_rate_limit_headers(h, now);
+    ASSERT_TRUE(s && s->reset);
+    EXPECT_EQ(*s->reset, now + 30s);
+    EXPECT_FALSE(dd::parse_rate_limit_headers(dd::http_headers{}, now));
+    EXPECT_EQ(dd::parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now), std::chrono::milliseconds(0));
+    EXPECT_EQ(
+        dd::parse_retry_after("Tue, 14 Nov 2023 22:13:40 GMT", now),
+        std::chrono::milliseconds(20000)
+    );  // 1700000000 = Tue, 14 Nov 2023 22:13:20 GMT
+    EXPECT_EQ(dd::parse_retry_after("0.5", now), std::chrono::milliseconds(500));
+    EXPECT_FALSE(dd::parse_retry_after("soon", now));
+    EXPECT_FALSE(dd::parse_retry_after("", now));
+}
+
+TEST(timestamps, parse_and_format)
+{
+    EXPECT_EQ(dd::format_timestamp(*dd::parse_timestamp("2024-02-29T23:59:59-01:30")), "2024-03-01T01:29:59Z");
+    EXPECT_EQ(dd::format_timestamp(*dd::parse_timestamp("2024-05-01t12:00:00.123456789z")), "2024-05-01T12:00:00.123456Z");
+    EXPECT_EQ(dd::format_timestamp(*dd::parse_timestamp("2024-05-01 12:00:00+0200")), "2024-05-01T10:00:00Z");
+    for (const char* bad : {"2024-05-01", "2024-05-01T12:00:00", "2023-02-29T00:00:00Z", "2024-05-01T24:00:00Z", "2024-05-01T12:00:00.Z",
+                            "2024-05-01T12:00:00Zjunk", "x", ""})
+        EXPECT_FALSE(dd::parse_timestamp(bad)) << bad;
+    EXPECT_EQ(dd::format_date(*dd::parse_date("2024-12-31")), "2024-12-31");
+    EXPECT_FALSE(dd::parse_date("2024-02-30"));
+}
+
+}  // namespace
