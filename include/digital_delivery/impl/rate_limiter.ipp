@@ -261,7 +261,9 @@ DIGITAL_DELIVERY_DECL void rate_limiter::acquire_impl(
         boost::asio::post(ex_, boost::asio::append(std::move(handler), error_code()));
         return;
     }
-    detail::limiter_batch b;
+    detail::limiter_batch b;  // stays empty (no allocation) on the immediate paths
+    error_code immediate;
+    bool complete_now = false;
     {
         std::lock_guard<std::mutex> lk(st.mtx);
         const auto now = st.now();
@@ -269,12 +271,12 @@ DIGITAL_DELIVERY_DECL void rate_limiter::acquire_impl(
         switch (st.core.acquire(id, cost, prio, deadline, now))
         {
         case detail::scheduler_core::acquire_status::granted:
-            b.completions.push_back({std::move(handler), ex_, error_code()});
+            complete_now = true;
             st.note_resumed(now, b);
             break;
         case detail::scheduler_core::acquire_status::deadline_unreachable:
-            b.completions.push_back(
-                {std::move(handler), ex_, make_error_code(client_errc::rate_limit_wait_exceeds_deadline)});
+            complete_now = true;
+            immediate = make_error_code(client_errc::rate_limit_wait_exceeds_deadline);
             break;
         case detail::scheduler_core::acquire_status::queued:
         {
@@ -295,6 +297,8 @@ DIGITAL_DELIVERY_DECL void rate_limiter::acquire_impl(
         }
         }
     }
+    if (complete_now)
+        boost::asio::post(ex_, boost::asio::append(std::move(handler), immediate));
     b.deliver();
 }
 
