@@ -14,7 +14,9 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -409,4 +411,26 @@ TEST(rate_limiter, many_threads_many_handles)
     EXPECT_EQ(ok + aborted, n);
     EXPECT_EQ(other, 0);
     EXPECT_EQ(a->waiting(), 0u);
+}
+
+TEST(rate_limiter, awaitable_or_with_a_timer_cancels_the_waiter)
+{
+    using namespace boost::asio::experimental::awaitable_operators;
+    asio::io_context ioc;
+    rate_limiter lim(ioc.get_executor(), params(1, 60s));
+    bool timer_won = false;
+    asio::co_spawn(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            co_await lim.async_acquire(1, priority::normal, std::nullopt);  // empties the bucket
+            asio::steady_timer t(ioc, 10ms);
+            auto r = co_await (lim.async_acquire(1, priority::normal, std::nullopt, asio::use_awaitable) ||
+                               t.async_wait(asio::use_awaitable));
+            timer_won = r.index() == 1;
+        },
+        asio::detached);
+    ioc.run();  // returns: the cancelled waiter left nothing behind
+    EXPECT_TRUE(timer_won);
+    EXPECT_EQ(lim.waiting(), 0u);
+    EXPECT_DOUBLE_EQ(lim.reserved(), 0);
 }
