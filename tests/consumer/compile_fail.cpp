@@ -1,0 +1,29 @@
+// Each CASE_* must fail to compile; with no CASE_ defined it must compile
+// (the control), so a failure means the check itself works.
+#include <digital_delivery/endpoints.hpp>
+
+namespace dd = digital_delivery;
+
+#ifdef CASE_bad_path_template
+struct bad : dd::endpoint_defaults
+{
+    static constexpr dd::http_method method = dd::http_method::get;
+    static constexpr std::string_view path = "/orders/{id/downloads";  // unbalanced placeholder
+    using response = dd::order_envelope;
+    static constexpr int cost = 1;
+    static constexpr bool idempotent = true;
+};
+inline constexpr dd::request_fn<bad> bad_fn{};
+#endif
+
+void use(dd::client& c)
+{
+#if defined(CASE_missing_path_id)
+    (void)dd::get_order(c);  // get_order needs one id
+#elif defined(CASE_wrong_payload)
+    (void)dd::attach_assets(c, "o1", dd::notify_request{});  // not its body type
+#else
+    (void)dd::get_order(c, "o1");
+    (void)dd::attach_assets(c, "o1", {.asset_ids = {"a"}});
+#endif
+}

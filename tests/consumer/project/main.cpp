@@ -1,0 +1,30 @@
+// A consumer in header-only mode: umbrella header + the public test double.
+#include <digital_delivery.hpp>
+#include <digital_delivery/testing/fake_transport.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <cstdio>
+
+namespace dd = digital_delivery;
+namespace asio = boost::asio;
+
+int other_translation_unit();
+
+int main()
+{
+    asio::io_context ioc;
+    auto fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
+    dd::client client(fake, {.base_url = "https://dd.example/api/v1/external", .api_key = "k"});
+    fake->expect(dd::http_method::get, "/api/v1/external/orders/o1")
+        .respond(200, R"({"order":{"id":"o1","name":"#1","email":"a@b.c","phone":null,"financial_status":"paid",)"
+                      R"("fulfillment_status":null,"total_price":"1.00","currency":"EUR","created_at":"2024-01-01T00:00:00Z","download_count":0}})");
+    std::string name;
+    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { name = (co_await dd::get_order(client, "o1")).name; }, asio::detached);
+    ioc.run();
+    const int other = other_translation_unit();
+    std::printf("consumer: order %s, other TU %d\n", name.c_str(), other);
+    return name == "#1" && other == 42 && fake->done() ? 0 : 1;
+}
