@@ -248,3 +248,17 @@ TEST(retry_budget, minimum_refills_over_time)
     EXPECT_TRUE(b.try_spend(t0 + 10s));
     EXPECT_NEAR(b.balance(t0 + 1h), 5, 1e-9);
 }
+
+TEST(retry_state, status_only_failures_get_a_matching_final_error)
+{
+    auto rs = make();
+    auto d = rs.on_failure({{}, 404, std::nullopt}, true, t0);
+    EXPECT_FALSE(d.retry);
+    EXPECT_EQ(d.final_error, make_error_code(client_errc::unexpected_status));
+    auto rs2 = make();
+    d = rs2.on_failure({{}, 503, std::nullopt}, false, t0);
+    EXPECT_EQ(d.reason, retry_reason::not_idempotent);
+    EXPECT_EQ(d.final_error, make_error_code(api_errc::server_error));
+    auto rs3 = make();
+    EXPECT_TRUE(rs3.on_failure({{}, 429, std::nullopt}, false, t0).retry);
+}

@@ -93,9 +93,12 @@ DIGITAL_DELIVERY_DECL retry_decision retry_state::on_failure(const attempt_failu
         stats_.last_reason = r;
         return d;
     };
-    const error_code failure = f.ec ? f.ec
-                                    : (f.http_status == 429 ? make_error_code(api_errc::rate_limited)
-                                                            : make_error_code(api_errc::server_error));
+    // The error to report when giving up on a non-retryable failure: the
+    // caller's code, else one derived from the status.
+    const error_code failure = f.ec                  ? f.ec
+                               : f.http_status == 429 ? make_error_code(api_errc::rate_limited)
+                               : f.http_status >= 500 ? make_error_code(api_errc::server_error)
+                                                      : make_error_code(client_errc::unexpected_status);
     if (!params_.enabled)
         return give_up(retry_reason::disabled, failure);
     const auto cls = detail::classify_failure(f.ec, f.http_status);
