@@ -16,6 +16,7 @@
 
 #include <digital_delivery/impl/error.ipp>
 #include <digital_delivery/impl/http_message.ipp>
+#include <digital_delivery/impl/beast_transport.ipp>
 #include <digital_delivery/impl/rate_limit.ipp>
 #include <digital_delivery/impl/rate_limiter.ipp>
 #include <digital_delivery/impl/retry.ipp>

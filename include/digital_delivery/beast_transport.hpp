@@ -1,0 +1,161 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_BEAST_TRANSPORT_HPP
+#define DIGITAL_DELIVERY_BEAST_TRANSPORT_HPP
+
+/// \file
+/// The default transport: HTTP/1.1 with Boost.Beast over TCP and TLS, with a
+/// keep-alive connection pool, per-phase timeouts and per-operation
+/// cancellation.
+///
+/// This header is deliberately light: it includes neither Beast nor OpenSSL
+/// nor asio::ssl. The implementation lives in impl/beast_transport.ipp and is
+/// compiled once: by the translation unit that includes this header in
+/// header-only mode, or by <digital_delivery/src.hpp> in separate-compilation
+/// mode (DIGITAL_DELIVERY_SEPARATE_COMPILATION).
+
+#include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/http_message.hpp>
+#include <digital_delivery/transport.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace digital_delivery {
+
+/// TLS settings of a beast_transport.
+struct beast_tls_params
+{
+    /// Verify the server's certificate chain and its host name (default: true).
+    ///
+    /// \warning Setting this to false accepts ANY certificate, including one
+    /// presented by an attacker who intercepts the connection: the API key and
+    /// every request and response are then readable and modifiable by them.
+    /// Only for tests against a local server.
+    bool verify_peer = true;
+
+    /// A PEM file of trusted CA certificates (default: empty). When both
+    /// ca_file and ca_path are empty the system trust store is used
+    /// (OpenSSL's default verify paths).
+    std::string ca_file;
+
+    /// A directory of hashed CA certificates (c_rehash layout) (default: empty).
+    std::string ca_path;
+};
+
+/// Configuration of a beast_transport. Every default is spelled out.
+struct beast_transport_params
+{
+    /// Connections kept open at the same time per (scheme, host, port)
+    /// (default: 8). When all are busy, further requests wait in FIFO order.
+    std::size_t max_connections_per_host = 8;
+
+    /// Name resolution (default: 10 s) → client_errc::resolve_timeout.
+    std::chrono::milliseconds resolve_timeout{10'000};
+
+    /// TCP connect, all resolved addresses together (default: 10 s)
+    /// → client_errc::connect_timeout.
+    std::chrono::milliseconds connect_timeout{10'000};
+
+    /// TLS handshake (default: 10 s) → client_errc::tls_handshake_timeout.
+    std::chrono::milliseconds tls_handshake_timeout{10'000};
+
+    /// Whole request, from the call until the last response byte, when
+    /// http_request::timeout is zero (default: 60 s)
+    /// → client_errc::request_timeout. It includes waiting for a connection,
+    /// the phases above (each of which also has its own limit) and, for
+    /// uploads, sending the body: set http_request::timeout for big uploads.
+    std::chrono::milliseconds request_timeout{60'000};
+
+    /// A pooled connection that stayed unused this long is closed
+    /// (default: 30 s). Keep it below the server's keep-alive timeout
+    /// (nginx: 75 s) so that reused connections are rarely found closed.
+    std::chrono::milliseconds idle_timeout{30'000};
+
+    /// Largest response body accepted (default: 16 MiB: the largest list page
+    /// of the API is about 110 KB, so this leaves ample headroom)
+    /// → client_errc::response_too_large.
+    std::uint64_t response_body_limit = 16u * 1024u * 1024u;
+
+    /// Read buffer reserved per connection and reused across its requests
+    /// (default: 64 KiB).
+    std::size_t read_buffer_size = 64u * 1024u;
+
+    /// Chunk size used to stream a body_source (default: 64 KiB; one buffer
+    /// per upload, so memory stays bounded whatever the body size).
+    std::size_t upload_chunk_size = 64u * 1024u;
+
+    /// With `Expect: 100-continue`, how long to wait for the interim response
+    /// before sending the body anyway (default: 1 s).
+    std::chrono::milliseconds expect_continue_timeout{1'000};
+
+    /// User-Agent sent when the request has none (default: "digital_delivery/0.1").
+    std::string user_agent = "digital_delivery/0.1";
+
+    /// TLS settings (default: verify against the system trust store).
+    beast_tls_params tls{};
+};
+
+namespace detail {
+class beast_transport_impl;
+}
+
+/// HTTP/1.1 transport over Boost.Beast. A copyable handle: copies share one
+/// connection pool.
+///
+/// \par Thread safety
+/// async_send may be called from any thread. All state is serialized on one
+/// internal strand, so the executor may be a multi-threaded io_context.
+///
+/// \par Per-operation cancellation
+/// The handler's cancellation slot is honoured for terminal cancellation at
+/// every stage (waiting for a connection, resolving, connecting, TLS
+/// handshake, writing, reading). The operation completes with
+/// boost::asio::error::operation_aborted; a connection interrupted in the
+/// middle of a request is closed, never reused.
+///
+/// \par Errors
+/// invalid_url, resolve_timeout, connect_timeout, tls_handshake_timeout,
+/// request_timeout, tls_certificate_verify_failed, tls_hostname_mismatch,
+/// tls_error, response_too_large, connection_closed, protocol_error (all
+/// client_errc); socket errors such as boost::asio::error::connection_refused
+/// are passed through unchanged. HTTP statuses are not errors.
+class beast_transport
+{
+public:
+    /// Creates a transport running its I/O on `ex`. Throws
+    /// boost::system::system_error if the TLS context cannot be set up (for
+    /// example an unreadable ca_file).
+    DIGITAL_DELIVERY_DECL explicit beast_transport(boost::asio::any_io_executor ex, beast_transport_params params = {});
+
+    /// The executor passed to the constructor.
+    DIGITAL_DELIVERY_DECL boost::asio::any_io_executor get_executor() const;
+
+    /// Sends `req` and completes with the response (or an error and status 0).
+    /// Never completes inline; completes through the handler's associated
+    /// executor.
+    DIGITAL_DELIVERY_DECL void async_send(http_request req, transport_handler handler);
+
+    /// The parameters in use.
+    DIGITAL_DELIVERY_DECL const beast_transport_params& params() const noexcept;
+
+private:
+    std::shared_ptr<detail::beast_transport_impl> impl_;
+};
+
+static_assert(transport<beast_transport>);
+
+}  // namespace digital_delivery
+
+#ifdef DIGITAL_DELIVERY_HEADER_ONLY
+#include <digital_delivery/impl/beast_transport.ipp>
+#endif
+
+#endif

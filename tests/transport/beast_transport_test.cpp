@@ -1,0 +1,450 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+// Integration tests of the Beast transport against a real nginx (started by
+// the test, TLS with a CA made at test time) proxying to an in-process
+// upstream. Label: integration.
+
+#include <digital_delivery/beast_transport.hpp>
+
+#include "test_env.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+namespace dd = digital_delivery;
+using dd::client_errc;
+using dd::error_code;
+using dd::http_method;
+using dd::http_request;
+using dd::http_response;
+
+namespace {
+
+dd_test::environment* env = nullptr;
+
+class TransportEnv : public ::testing::Environment
+{
+public:
+    void SetUp() override
+    {
+        static dd_test::environment e;
+        e.start();
+        env = &e;
+    }
+    void TearDown() override
+    {
+        if (env)
+            env->stop();
+    }
+};
+const auto* const registered = ::testing::AddGlobalTestEnvironment(new TransportEnv);
+
+std::string tls_url(const std::string& path, unsigned short port = 0)
+{
+    return "https://127.0.0.1:" + std::to_string(port ? port : env->tls_port) + path;
+}
+
+dd::beast_transport_params trusted_params()
+{
+    dd::beast_transport_params p;
+    p.tls.ca_file = env->ca_file();
+    return p;
+}
+
+struct result
+{
+    error_code ec;
+    http_response resp;
+};
+
+// Runs the io_context until the request completes (fails the test after 60 s).
+result send(boost::asio::io_context& ioc, dd::beast_transport& t, http_request req)
+{
+    std::optional<result> out;
+    t.async_send(std::move(req), [&](error_code ec, http_response r) { out.emplace(result{ec, std::move(r)}); });
+    EXPECT_FALSE(out.has_value()) << "completed inline";
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    ioc.restart();
+    while (!out && std::chrono::steady_clock::now() < limit)
+        ioc.run_one_for(std::chrono::milliseconds(100));
+    if (!out)
+    {
+        ADD_FAILURE() << "request did not complete";
+        return {boost::asio::error::timed_out, {}};
+    }
+    return std::move(*out);
+}
+
+http_request make(http_method m, std::string url, std::string body = {})
+{
+    http_request r;
+    r.method = m;
+    r.url = std::move(url);
+    r.body = std::move(body);
+    r.idempotent = m != http_method::post;
+    return r;
+}
+
+// A body_source producing `size` bytes of a pattern, completing via post.
+class pattern_source final : public dd::body_source
+{
+public:
+    pattern_source(boost::asio::any_io_executor ex, std::uint64_t size) : ex_(std::move(ex)), size_(size) {}
+    std::uint64_t size() const noexcept override { return size_; }
+    void async_read_some(boost::asio::mutable_buffer buf, read_handler h) override
+    {
+        const std::uint64_t left = size_ - pos_;
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, buf.size()));
+        std::memset(buf.data(), 'u', n);
+        pos_ += n;
+        ++reads_;
+        boost::asio::post(ex_, [h = std::move(h), n]() mutable {
+            if (n == 0)
+                std::move(h)(boost::asio::error::eof, 0);
+            else
+                std::move(h)(error_code{}, n);
+        });
+    }
+    dd::error_code rewind() override
+    {
+        pos_ = 0;
+        return {};
+    }
+    std::uint64_t reads() const { return reads_; }
+
+private:
+    boost::asio::any_io_executor ex_;
+    std::uint64_t size_;
+    std::uint64_t pos_ = 0;
+    std::uint64_t reads_ = 0;
+};
+
+}  // namespace
+
+TEST(BeastTransport, InvalidUrls)
+{
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor());
+    for (const char* url : {"hps:{", "ftp://example.com/", "http://", "https:///x", "http://a b/", "http://h:99999/",
+                            "http://user@h/", "http://h/\x7f", "http://[zz]/", "http://h:/", "//h/x", "http:{"})
+    {
+        auto r = send(ioc, t, make(http_method::get, url));
+        EXPECT_EQ(r.ec, client_errc::invalid_url) << url;
+        EXPECT_EQ(r.resp.status, 0u);
+    }
+}
+
+TEST(BeastTransport, RoundTripsOverTls)
+{
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor(), trusted_params());
+    for (auto m : {http_method::get, http_method::post, http_method::patch, http_method::delete_, http_method::put})
+    {
+        const std::string body = m == http_method::get || m == http_method::delete_ ? "" : R"({"a":1})";
+        auto req = make(m, tls_url("/echo?tag=rt"), body);
+        req.headers.add("Content-Type", "application/json");
+        auto r = send(ioc, t, std::move(req));
+        ASSERT_FALSE(r.ec) << r.ec.message();
+        EXPECT_EQ(r.resp.status, 200u);
+        EXPECT_EQ(r.resp.body, std::string(dd::to_string(m)) + ":" + body);
+        EXPECT_EQ(r.resp.headers.find("x-method").value_or(""), dd::to_string(m));
+    }
+    // "localhost" is in the certificate too (SNI + DNS name check).
+    auto r = send(ioc, t, make(http_method::get, "https://localhost:" + std::to_string(env->tls_port) + "/echo"));
+    ASSERT_FALSE(r.ec) << r.ec.message();
+    EXPECT_EQ(r.resp.status, 200u);
+}
+
+TEST(BeastTransport, PlainHttp)
+{
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor());
+    auto r = send(ioc, t, make(http_method::post, "http://127.0.0.1:" + std::to_string(env->plain_port) + "/echo", "x"));
+    ASSERT_FALSE(r.ec) << r.ec.message();
+    EXPECT_EQ(r.resp.body, "POST:x");
+}
+
+TEST(BeastTransport, KeepAliveReusesOneConnection)
+{
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor(), trusted_params());
+    for (int i = 0; i < 10; ++i)
+    {
+        auto r = send(ioc, t, make(http_method::get, tls_url("/echo?tag=reuse-one")));
+        ASSERT_FALSE(r.ec) << r.ec.message();
+    }
+    EXPECT_EQ(env->wait_for_requests("tag=reuse-one", 10), 10u);
+    EXPECT_EQ(env->connections_for("tag=reuse-one"), 1u);
+}
+
+TEST(BeastTransport, ServerClosingEveryTwoRequestsIsTransparent)
+{
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor(), trusted_params());
+    for (int i = 0; i < 9; ++i)
+    {
+        auto r = send(ioc, t, make(http_method::get, tls_url("/echo?tag=close-two", env->tls_close_port)));
+        ASSERT_FALSE(r.ec) << i << ": " << r.ec.message();
+        EXPECT_EQ(r.resp.status, 200u);
+    }
+    EXPECT_EQ(env->wait_for_requests("tag=close-two", 9), 9u);
+    EXPECT_EQ(env->connections_for("tag=close-two"), 5u);
+}
+
+TEST(BeastTransport, StalePooledConnection)
+{
+    // The server's keepalive_timeout (1 s) closes the pooled connection
+    // behind the client's back (client idle timeout 30 s).
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor(), trusted_params());
+    const auto url = tls_url("/echo?tag=stale", env->tls_close_port);
+    ASSERT_FALSE(send(ioc, t, make(http_method::get, url)).ec);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // Idempotent: resent on a fresh connection.
+    auto r = send(ioc, t, make(http_method::get, url));
+    ASSERT_FALSE(r.ec) << r.ec.message();
+    EXPECT_EQ(r.resp.status, 200u);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // Not idempotent: not resent.
+    auto r2 = send(ioc, t, make(http_method::post, url, "once"));
+    EXPECT_EQ(r2.ec, client_errc::connection_closed) << r2.ec.message();
+    // The pool recovered.
+    auto r3 = send(ioc, t, make(http_method::post, url, "again"));
+    ASSERT_FALSE(r3.ec) << r3.ec.message();
+    EXPECT_EQ(r3.resp.body, "POST:again");
+}
+
+TEST(BeastTransport, UnknownCa)
+{
+    boost::asio::io_context ioc;
+    dd::beast_transport_params p;
+    p.tls.ca_file = env->other_ca_file();
+    dd::beast_transport t(ioc.get_executor(), p);
+    auto r = send(ioc, t, make(http_method::get, tls_url("/echo")));
+    EXPECT_EQ(r.ec, client_errc::tls_certificate_verify_failed) << r.ec.message();
+
+    // The system trust store does not know the test CA either.
+    dd::beast_transport sys(ioc.get_executor());
+    r = send(ioc, sys, make(http_method::get, tls_url("/echo")));
+    EXPECT_EQ(r.ec, client_errc::tls_certificate_verify_failed) << r.ec.message();
+
+    // Verification off (dangerous): accepted.
+    dd::beast_transport_params off;
+    off.tls.verify_peer = false;
+    dd::beast_transport insecure(ioc.get_executor(), off);
+    r = send(ioc, insecure, make(http_method::get, tls_url("/echo")));
+    EXPECT_FALSE(r.ec) << r.ec.message();
+}
+
+TEST(BeastTransport, HostNameMismatch)
+{
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor(), trusted_params());
+    auto r = send(ioc, t, make(http_method::get, tls_url("/echo", env->mismatch_port)));
+    EXPECT_EQ(r.ec, client_errc::tls_hostname_mismatch) << r.ec.message();
+}
+
+TEST(BeastTransport, RequestTimeout)
+{
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor(), trusted_params());
+    auto req = make(http_method::get, tls_url("/slow?ms=2000&tag=timeout"));
+    req.timeout = std::chrono::milliseconds(300);
+    auto r = send(ioc, t, std::move(req));
+    EXPECT_EQ(r.ec, client_errc::request_timeout) << r.ec.message();
+    auto r2 = send(ioc, t, make(http_method::get, tls_url("/echo")));
+    ASSERT_FALSE(r2.ec) << r2.ec.message();
+}
+
+TEST(BeastTransport, ConnectionRefused)
+{
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor());
+    const auto port = dd_test::free_port();
+    auto r = send(ioc, t, make(http_method::get, "http://127.0.0.1:" + std::to_string(port) + "/"));
+    EXPECT_EQ(r.ec, boost::asio::error::connection_refused) << r.ec.message();
+}
+
+TEST(BeastTransport, ResponseBodyLimit)
+{
+    boost::asio::io_context ioc;
+    auto p = trusted_params();
+    p.response_body_limit = 1000;
+    dd::beast_transport t(ioc.get_executor(), p);
+    auto ok = send(ioc, t, make(http_method::get, tls_url("/big?n=1000")));
+    ASSERT_FALSE(ok.ec) << ok.ec.message();
+    EXPECT_EQ(ok.resp.body.size(), 1000u);
+    auto r = send(ioc, t, make(http_method::get, tls_url("/big?n=200000")));
+    EXPECT_EQ(r.ec, client_errc::response_too_large) << r.ec.message();
+}
+
+TEST(BeastTransport, LargeResponse)
+{
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor(), trusted_params());
+    auto r = send(ioc, t, make(http_method::get, tls_url("/big?n=3000000")));
+    ASSERT_FALSE(r.ec) << r.ec.message();
+    EXPECT_EQ(r.resp.body.size(), 3000000u);
+}
+
+TEST(BeastTransport, CancelMidRequestThenReuse)
+{
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor(), trusted_params());
+    ASSERT_FALSE(send(ioc, t, make(http_method::get, tls_url("/echo"))).ec);  // warm the pool
+
+    boost::asio::cancellation_signal sig;
+    std::optional<result> out;
+    t.async_send(make(http_method::get, tls_url("/slow?ms=3000&tag=cancelled")),
+                 boost::asio::bind_cancellation_slot(sig.slot(), [&](error_code ec, http_response r) {
+                     out.emplace(result{ec, std::move(r)});
+                 }));
+    boost::asio::steady_timer timer(ioc, std::chrono::milliseconds(200));
+    timer.async_wait([&](error_code) { sig.emit(boost::asio::cancellation_type::terminal); });
+    ioc.restart();
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!out && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30))
+        ioc.run_one_for(std::chrono::milliseconds(100));
+    ASSERT_TRUE(out.has_value());
+    EXPECT_EQ(out->ec, boost::asio::error::operation_aborted) << out->ec.message();
+
+    auto r = send(ioc, t, make(http_method::post, tls_url("/echo"), "after"));
+    ASSERT_FALSE(r.ec) << r.ec.message();
+    EXPECT_EQ(r.resp.body, "POST:after");
+}
+
+TEST(BeastTransport, CancelWhileQueuedAndFifo)
+{
+    boost::asio::io_context ioc;
+    auto p = trusted_params();
+    p.max_connections_per_host = 1;
+    dd::beast_transport t(ioc.get_executor(), p);
+
+    std::vector<int> order;
+    std::optional<result> a, b, c;
+    t.async_send(make(http_method::get, tls_url("/slow?ms=500&tag=queue-a")),
+                 [&](error_code ec, http_response r) { a.emplace(result{ec, std::move(r)}), order.push_back(1); });
+    boost::asio::cancellation_signal sig;
+    t.async_send(make(http_method::get, tls_url("/echo?tag=queue-b")),
+                 boost::asio::bind_cancellation_slot(sig.slot(), [&](error_code ec, http_response r) {
+                     b.emplace(result{ec, std::move(r)});
+                     order.push_back(2);
+                 }));
+    t.async_send(make(http_method::get, tls_url("/echo?tag=queue-c")),
+                 [&](error_code ec, http_response r) { c.emplace(result{ec, std::move(r)}), order.push_back(3); });
+    boost::asio::steady_timer timer(ioc, std::chrono::milliseconds(100));
+    timer.async_wait([&](error_code) { sig.emit(boost::asio::cancellation_type::terminal); });
+    ioc.restart();
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!(a && b && c) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30))
+        ioc.run_one_for(std::chrono::milliseconds(100));
+    ASSERT_TRUE(a && b && c);
+    EXPECT_EQ(b->ec, boost::asio::error::operation_aborted);
+    ASSERT_FALSE(a->ec) << a->ec.message();
+    ASSERT_FALSE(c->ec) << c->ec.message();
+    EXPECT_EQ(order, (std::vector<int>{2, 1, 3}));
+    EXPECT_EQ(env->wait_for_requests("tag=queue-", 2), 2u);
+    EXPECT_EQ(env->requests_for("tag=queue-b"), 0u);
+    // One connection served both a and c.
+    EXPECT_EQ(env->connections_for("tag=queue-"), 1u);
+}
+
+TEST(BeastTransport, StreamingUpload)
+{
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor(), trusted_params());
+    const std::uint64_t size = 5u * 1024u * 1024u + 123u;
+    auto src = std::make_shared<pattern_source>(ioc.get_executor(), size);
+    const auto before = env->up->stats().upload_bytes.load();
+    auto req = make(http_method::put, tls_url("/upload?tag=stream"));
+    req.body_stream = src;
+    std::uint64_t last_progress = 0;
+    int progress_calls = 0;
+    req.on_body_progress = [&](std::uint64_t n) {
+        EXPECT_GT(n, last_progress);
+        last_progress = n;
+        ++progress_calls;
+    };
+    auto r = send(ioc, t, std::move(req));
+    ASSERT_FALSE(r.ec) << r.ec.message();
+    EXPECT_EQ(r.resp.status, 200u);
+    EXPECT_EQ(r.resp.body, std::to_string(size));
+    EXPECT_EQ(last_progress, size);
+    EXPECT_GE(progress_calls, 80);
+    EXPECT_EQ(env->up->stats().upload_bytes.load() - before, size);
+
+    // Expect: 100-continue (nginx answers 100 itself).
+    auto src2 = std::make_shared<pattern_source>(ioc.get_executor(), 100000);
+    auto req2 = make(http_method::put, tls_url("/upload?tag=stream-expect"));
+    req2.headers.add("Expect", "100-continue");
+    req2.body_stream = src2;
+    auto r2 = send(ioc, t, std::move(req2));
+    ASSERT_FALSE(r2.ec) << r2.ec.message();
+    EXPECT_EQ(r2.resp.body, "100000");
+}
+
+TEST(BeastTransport, EarlyForbiddenDuringLargeUpload)
+{
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor(), trusted_params());
+    const std::uint64_t size = 1024u * 1024u * 1024u;  // 1 GiB: never fully sent
+    auto src = std::make_shared<pattern_source>(ioc.get_executor(), size);
+    auto req = make(http_method::put, tls_url("/forbid?X-Amz-Signature=abc%2Fdef&tag=forbid"));
+    req.body_stream = src;
+    auto r = send(ioc, t, std::move(req));
+    ASSERT_FALSE(r.ec) << r.ec.message();
+    EXPECT_EQ(r.resp.status, 403u);
+    EXPECT_NE(r.resp.body.find("SignatureDoesNotMatch"), std::string::npos);
+    EXPECT_LT(src->reads() * 65536u, size / 4);
+    // Query sent byte-exact.
+    EXPECT_TRUE(env->up->stats().received("/forbid?X-Amz-Signature=abc%2Fdef&tag=forbid"));
+    // The transport still works.
+    auto r2 = send(ioc, t, make(http_method::get, tls_url("/echo")));
+    ASSERT_FALSE(r2.ec) << r2.ec.message();
+}
+
+TEST(BeastTransport, MultiThreadedIoContext)
+{
+    boost::asio::io_context ioc(4);
+    auto p = trusted_params();
+    p.max_connections_per_host = 4;
+    dd::beast_transport t(ioc.get_executor(), p);
+    auto work = boost::asio::make_work_guard(ioc);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i)
+        threads.emplace_back([&] { ioc.run(); });
+    std::atomic<int> ok{0}, failed{0}, finished{0};
+    const int total = 200;
+    for (int i = 0; i < total; ++i)
+    {
+        auto req = make(i % 3 == 0 ? http_method::post : http_method::get, tls_url("/echo?tag=mt"), "b");
+        t.async_send(std::move(req), [&](error_code ec, http_response r) {
+            (ec || r.status != 200 ? failed : ok)++;
+            ++finished;
+        });
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    while (finished < total && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    work.reset();
+    ioc.stop();
+    for (auto& th : threads)
+        th.join();
+    EXPECT_EQ(ok.load(), total);
+    EXPECT_EQ(failed.load(), 0);
+    EXPECT_EQ(env->wait_for_requests("tag=mt", total), std::size_t(total));
+    EXPECT_LE(env->connections_for("tag=mt"), 4u);
+}
