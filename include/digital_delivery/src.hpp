@@ -20,5 +20,9 @@
 #include <digital_delivery/impl/rate_limit.ipp>
 #include <digital_delivery/impl/rate_limiter.ipp>
 #include <digital_delivery/impl/retry.ipp>
+#include <digital_delivery/impl/timestamp.ipp>
+#include <digital_delivery/impl/diagnostics.ipp>
+#include <digital_delivery/impl/validate.ipp>
+#include <digital_delivery/impl/client_impl.ipp>
 
 #endif
