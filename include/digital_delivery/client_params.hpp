@@ -5,6 +5,9 @@
 #ifndef DIGITAL_DELIVERY_CLIENT_PARAMS_HPP
 #define DIGITAL_DELIVERY_CLIENT_PARAMS_HPP
 
+#include <digital_delivery/rate_limiter.hpp>
+#include <digital_delivery/retry.hpp>
+
 #include <chrono>
 #include <string>
 
@@ -34,6 +37,16 @@ struct client_params
     /// Time limit of one attempt of one request (connect + send + receive),
     /// passed to the transport as http_request::timeout. Default 30 s.
     std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
+
+    /// The client-side token bucket (default: the API's 40 points per 60 s).
+    /// Every client of the same (base_url, api_key) in the process shares one
+    /// bucket; the first client's settings create it. See docs/rate-limiting.md.
+    rate_limit_params rate_limit{};
+
+    /// Retries of transient failures (429, 5xx, timeouts, connection errors):
+    /// only for idempotent endpoints, or when the request provably did not
+    /// reach the server. See docs/rate-limiting.md.
+    retry_params retry{};
 };
 
 }  // namespace digital_delivery

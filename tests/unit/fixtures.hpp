@@ -106,7 +106,11 @@ class client_test : public ::testing::Test
 protected:
     asio::io_context ioc;
     std::shared_ptr<dd::testing::fake_transport> fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
-    dd::client client{fake, dd::client_params{.base_url = base_url, .api_key = api_key}};
+    // Rate limiting and retries are tested on their own (test_retry.cpp):
+    // here every scripted response is the final one.
+    dd::client client{
+        fake,
+        dd::client_params{.base_url = base_url, .api_key = api_key, .rate_limit = {.enabled = false}, .retry = {.enabled = false}}};
     dd::diagnostics diag;
 
     /// Runs `f(token)` to completion with as_tuple(use_awaitable); returns the tuple.

@@ -16,6 +16,8 @@
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/rate_limit.hpp>
+#include <digital_delivery/rate_limiter.hpp>
+#include <digital_delivery/retry.hpp>
 #include <digital_delivery/request_options.hpp>
 #include <digital_delivery/transport.hpp>
 
@@ -46,6 +48,9 @@ struct prepared_request
     std::string path;           ///< For diagnostics: the path without query string.
     int cost = 1;               ///< Rate-limit points.
     bool idempotent = false;
+    priority prio = priority::normal;
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    std::optional<retry_params> retry;  ///< Per-request override.
 };
 
 /// What a request's completion carries into the decoding layer.
@@ -90,20 +95,19 @@ public:
     /// raw response in every case where one was received.
     DIGITAL_DELIVERY_DECL void async_execute(std::shared_ptr<client_impl> self, prepared_request p, diagnostics* diag, raw_handler h);
 
-    /// The rate-limit headers of the most recent response.
+    /// The rate-limit state: the server's latest headers, or the bucket's estimate.
     DIGITAL_DELIVERY_DECL rate_limit_snapshot rate_limit() const;
 
-    /// Records the rate-limit headers of a response (newest observation wins).
-    DIGITAL_DELIVERY_DECL void observe(const http_response& r);
-
     any_transport& transport() noexcept { return transport_; }
+    rate_limiter& limiter() noexcept { return *limiter_; }
+    const std::shared_ptr<retry_budget>& budget() const noexcept { return budget_; }
 
 private:
     any_transport transport_;
     client_params params_;
     std::string base_;  // scheme://authority/base-path, no trailing slash
-    mutable std::mutex mtx_;
-    rate_limit_snapshot snapshot_;
+    std::shared_ptr<rate_limiter> limiter_;
+    std::shared_ptr<retry_budget> budget_;
 };
 
 /// Maps a non-2xx response of the API (JSON error bodies of either shape, or

@@ -12,6 +12,7 @@
 
 #include <boost/asio/compose.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -109,6 +110,8 @@ DIGITAL_DELIVERY_DECL detail::client_impl::client_impl(any_transport t, client_p
             client_errc::invalid_argument,
             diagnostics{.client_message = "user_agent must not contain CR or LF"}
         );
+    limiter_ = shared_rate_limiter(transport_.get_executor(), base_, params_.api_key, params_.rate_limit);
+    budget_ = std::make_shared<retry_budget>(params_.retry);
 }
 
 DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
@@ -170,6 +173,12 @@ DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
 
     out.request.method = ep.method;
     out.request.idempotent = ep.idempotent;
+    if (opts)
+    {
+        out.prio = opts->prio;
+        out.deadline = opts->deadline;
+        out.retry = opts->retry;
+    }
     out.request.timeout = opts && opts->timeout ? *opts->timeout : params_.request_timeout;
     auto& h = out.request.headers;
     h.reserve(6 + (opts ? opts->extra_headers.size() : 0), params_.api_key.size() + params_.user_agent.size() + 96);
@@ -203,19 +212,7 @@ DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
 
 DIGITAL_DELIVERY_DECL rate_limit_snapshot detail::client_impl::rate_limit() const
 {
-    std::lock_guard<std::mutex> lk(mtx_);
-    return snapshot_;
-}
-
-DIGITAL_DELIVERY_DECL void detail::client_impl::observe(const http_response& r)
-{
-    if (r.headers.empty())
-        return;
-    auto snap = parse_rate_limit_headers(r.headers, std::chrono::system_clock::now());
-    if (!snap)
-        return;
-    std::lock_guard<std::mutex> lk(mtx_);
-    snapshot_ = *snap;
+    return limiter_->snapshot();
 }
 
 namespace detail {
@@ -359,17 +356,49 @@ DIGITAL_DELIVERY_DECL error_code detail::classify_storage_response(const http_re
 
 namespace detail {
 
+// One request, start to end: rate-limit points, the attempt, the response's
+// rate-limit headers, status -> typed error, and retries (bounded by the
+// retry policy, the retry budget and the deadline). A sans-io retry_state
+// makes every decision; this only drives timers and the transport.
 struct execute_op
 {
+    using clock = std::chrono::steady_clock;
+
     std::shared_ptr<client_impl> self_;
     prepared_request p_;
     diagnostics* diag_;
+    std::unique_ptr<retry_state> rs_;
+    std::unique_ptr<boost::asio::steady_timer> timer_;
+    clock::time_point wait_started_{};
     enum class state
     {
         start,
         rejected,
-        sending,
+        acquired,
+        responded,
+        backed_off,
     } st_ = state::start;
+
+    template <class Self>
+    void fail(Self& self, error_code ec, http_response resp = {})
+    {
+        if (diag_ && rs_)
+        {
+            const auto& s = rs_->stats();
+            diag_->attempts = static_cast<unsigned>(s.attempts);
+            diag_->total_wait = s.total_backoff + s.total_rate_limit_wait;
+        }
+        self.complete(ec, std::move(resp));
+    }
+
+    template <class Self>
+    void acquire(Self& self)
+    {
+        st_ = state::acquired;
+        wait_started_ = clock::now();
+        rate_limiter& l = self_->limiter();
+        l.async_acquire(p_.cost, p_.prio, p_.deadline, std::move(self));
+    }
 
     template <class Self>
     void operator()(Self& self, error_code ec = {}, http_response resp = {})
@@ -389,30 +418,100 @@ struct execute_op
                 boost::asio::post(self_->get_executor(), std::move(self));
                 return;
             }
-            st_ = state::sending;
-            if (diag_)
-                diag_->attempts = 1;
-        {
-            // Take what we need out of the op before `self` (which owns it) is moved.
-            http_request req = std::move(p_.request);
-            any_transport t = self_->transport();
-            t.async_send(std::move(req), std::move(self));
+            rs_ = std::make_unique<retry_state>(
+                p_.retry ? *p_.retry : self_->params().retry,
+                self_->budget(),
+                clock::now(),
+                p_.deadline
+            );
+            acquire(self);
             return;
-        }
+
         case state::rejected:
             if (diag_)
                 diag_->client_message = std::move(p_.error_message);
             self.complete(p_.error, http_response{});
             return;
-        case state::sending:
+
+        case state::acquired:
+        {
+            rs_->add_rate_limit_wait(clock::now() - wait_started_);
             if (ec)
+                return fail(self, ec);
+            const auto now = clock::now();
+            if (p_.deadline && now >= *p_.deadline)
+                return fail(self, client_errc::deadline_exceeded);
+            rs_->on_attempt_start(now);
+            // Each attempt gets its own copy (a retry resends the original);
+            // its timeout never runs past the deadline.
+            http_request req = p_.request;
+            if (p_.deadline)
             {
-                self.complete(ec, std::move(resp));
-                return;
+                auto left = std::chrono::ceil<std::chrono::milliseconds>(*p_.deadline - now);
+                if (req.timeout.count() == 0 || left < req.timeout)
+                    req.timeout = left;
             }
-            self_->observe(resp);
-            ec = classify_api_response(resp, diag_);
-            self.complete(ec, std::move(resp));
+            st_ = state::responded;
+            any_transport t = self_->transport();
+            t.async_send(std::move(req), std::move(self));
+            return;
+        }
+
+        case state::responded:
+        {
+            if (!ec)
+            {
+                self_->limiter().observe_response(resp.headers, resp.status);
+                ec = classify_api_response(resp, diag_);
+                if (!ec)
+                {
+                    if (diag_)
+                    {
+                        const auto& s = rs_->stats();
+                        diag_->attempts = static_cast<unsigned>(s.attempts);
+                        diag_->total_wait = s.total_backoff + s.total_rate_limit_wait;
+                    }
+                    self.complete(ec, std::move(resp));
+                    return;
+                }
+            }
+            else if (is_request_not_sent(ec) && ec != boost::asio::error::operation_aborted)
+            {
+                self_->limiter().refund(p_.cost);
+            }
+            if (ec == boost::asio::error::operation_aborted)
+                return fail(self, ec);
+            attempt_failure f{ec, resp.status, {}};
+            if (resp.status == 429 || resp.status == 503)
+                if (auto ra = resp.headers.find("Retry-After"))
+                    f.retry_after = parse_retry_after(*ra, std::chrono::system_clock::now());
+            const retry_decision d = rs_->on_failure(f, p_.idempotent, clock::now());
+            if (!d.retry)
+                return fail(self, ec, std::move(resp));
+            if ((self.get_cancellation_state().cancelled() & boost::asio::cancellation_type::terminal) !=
+                boost::asio::cancellation_type::none)
+                return fail(self, boost::asio::error::operation_aborted);
+            // The next attempt starts afresh: drop what the failure recorded.
+            if (diag_)
+            {
+                diagnostics keep;
+                keep.method = std::move(diag_->method);
+                keep.path = std::move(diag_->path);
+                *diag_ = std::move(keep);
+            }
+            if (!timer_)
+                timer_ = std::make_unique<boost::asio::steady_timer>(self_->get_executor());
+            timer_->expires_after(d.delay);
+            st_ = state::backed_off;
+            auto& t = *timer_;
+            t.async_wait(std::move(self));
+            return;
+        }
+
+        case state::backed_off:
+            if (ec)  // cancelled while backing off
+                return fail(self, ec);
+            acquire(self);
             return;
         }
     }

@@ -83,7 +83,8 @@ public:
             delay_ = d;
             return *this;
         }
-        /// Never answer; only cancellation completes the request.
+        /// Never answer; only cancellation (or the request's timeout:
+        /// client_errc::request_timeout) completes the request.
         expectation& hang()
         {
             hang_ = true;
@@ -193,7 +194,7 @@ public:
             complete(ex_, std::move(h), make_error_code(boost::system::errc::protocol_error), http_response{});
             return;
         }
-        reply(std::move(e), std::move(h));
+        reply(std::move(e), std::move(h), req.timeout);
     }
 
 private:
@@ -216,7 +217,7 @@ private:
         boost::asio::post(ex, boost::asio::append(std::move(h), ec, std::move(r)));
     }
 
-    void reply(expectation e, transport_handler h)
+    void reply(expectation e, transport_handler h, std::chrono::milliseconds timeout)
     {
         http_response r;
         if (!e.error_)
@@ -235,7 +236,14 @@ private:
         auto p = std::make_shared<pending>(ex_, std::move(h));
         p->error = e.error_;
         p->response = std::move(r);
-        if (e.hang_)
+        // Like a real transport, honour the request's timeout.
+        if (timeout.count() > 0 && (e.hang_ || e.delay_ > timeout))
+        {
+            p->error = client_errc::request_timeout;
+            p->response = http_response{};
+            p->timer.expires_after(timeout);
+        }
+        else if (e.hang_)
             p->timer.expires_at(boost::asio::steady_timer::time_point::max());
         else
             p->timer.expires_after(e.delay_);
@@ -290,7 +298,7 @@ private:
                         if (!requests_.empty())
                             requests_.back().body = st->received;
                     }
-                    reply(std::move(st->e), std::move(st->h));
+                    reply(std::move(st->e), std::move(st->h), st->req.timeout);
                     return;
                 }
                 if (ec)
