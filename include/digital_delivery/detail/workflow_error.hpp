@@ -1,0 +1,64 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_DETAIL_WORKFLOW_ERROR_HPP
+#define DIGITAL_DELIVERY_DETAIL_WORKFLOW_ERROR_HPP
+
+// The error codes of the workflow helpers (paginate, asset edits). Public
+// names, kept in detail/ until they move into <digital_delivery/error.hpp>.
+
+#include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/error.hpp>
+
+#include <boost/system/error_category.hpp>
+
+#include <type_traits>
+
+namespace digital_delivery {
+
+/// Failures detected by the workflow helpers (they are about the data the
+/// server returned across several requests, not about one response).
+/// Category name "digital_delivery.workflow".
+enum class workflow_errc : int
+{
+    /// paginate: `pagination.total_count` differs from the first page's:
+    /// items were created or deleted while iterating, so items may be skipped
+    /// or repeated.
+    pagination_total_changed = 1,
+
+    /// paginate: a page holds fewer (or more) items than `total_count` and
+    /// `per_page` imply (a short page before the last one, an empty page
+    /// before `total_pages`): the list changed while iterating.
+    pagination_page_size_mismatch,
+
+    /// async_next() called while another async_next() of the same range is
+    /// still in flight.
+    operation_in_progress,
+
+    /// async_add_assets / async_remove_assets: another writer changed the
+    /// digital product's assets between our read and our write (seen by the
+    /// re-read before the PATCH, or in the PATCH result).
+    concurrent_modification,
+};
+
+DIGITAL_DELIVERY_DECL const boost::system::error_category& get_workflow_category() noexcept;
+
+inline error_code make_error_code(workflow_errc e) noexcept { return {static_cast<int>(e), get_workflow_category()}; }
+
+}  // namespace digital_delivery
+
+namespace boost {
+namespace system {
+template <>
+struct is_error_code_enum<::digital_delivery::workflow_errc> : std::true_type
+{
+};
+}  // namespace system
+}  // namespace boost
+
+#ifdef DIGITAL_DELIVERY_HEADER_ONLY
+#include <digital_delivery/impl/workflow_error.ipp>
+#endif
+
+#endif

@@ -1,0 +1,478 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_PAGINATE_HPP
+#define DIGITAL_DELIVERY_PAGINATE_HPP
+
+/// \file
+/// Pagination of the list endpoints as async ranges (the asynchronous
+/// analogue of google-cloud-cpp's StreamRange):
+///
+/// \code
+/// auto orders = dd::paginate(dd::list_orders, client, {.status = dd::financial_status::paid, .per_page = 250});
+/// while (auto o = co_await orders.async_next())
+///     use(*o);                                  // dd::order
+///
+/// auto pages = dd::paginate_pages(dd::list_assets, client, {.per_page = 250});
+/// for (;;) {
+///     auto [ec, page] = co_await pages.async_next(asio::as_tuple(asio::deferred));
+///     if (ec || !page) break;                   // page: dd::asset_list
+///     progress(pages.pages_fetched(), *pages.total_pages());
+/// }
+/// \endcode
+///
+/// One template for every list endpoint: the items are the one member of the
+/// endpoint's list envelope that is a `std::vector` (found with
+/// Boost.Describe), the progress numbers come from its `pagination` member.
+///
+/// \par Laziness and early stop
+/// A page is requested only when async_next() needs one and the buffered
+/// items are used up: there is no prefetch, so when the caller stops calling
+/// async_next() no request is in flight. The range may be destroyed at any
+/// time; an async_next() still in flight keeps the range's state alive and
+/// completes normally.
+///
+/// \par Drift
+/// The API paginates with page numbers, so items created or deleted while
+/// iterating shift the pages: items would be skipped or seen twice. The range
+/// checks every page: `total_count` must equal the first page's, and each page
+/// must hold exactly `min(per_page, total_count - (page - 1) * per_page)`
+/// items. With `drift_policy::fail` (default) the first violation completes
+/// async_next() with `workflow_errc::pagination_total_changed` or
+/// `workflow_errc::pagination_page_size_mismatch`, the items of that page are
+/// not delivered, and every later call completes with the same error (restart
+/// the iteration, perhaps with a narrower filter such as `created_at_max`).
+/// With `drift_policy::flag` the range goes on and counts the violations
+/// (drift_count(), last_drift()); the caller decides afterwards.
+///
+/// \par Per-operation cancellation
+/// Terminal cancellation of async_next() (through the token's cancellation
+/// slot) cancels the page request in flight and completes with
+/// boost::asio::error::operation_aborted. The range stays usable: the page is
+/// requested again (or, if it had already arrived, delivered) by the next
+/// call. Any other error leaves the range in the same state: calling
+/// async_next() again retries the same page.
+///
+/// \par Thread safety
+/// Like an I/O object: one async_next() at a time (a second one while the
+/// first is in flight completes with workflow_errc::operation_in_progress),
+/// and the accessors must not race with an async_next() in flight.
+
+#include <digital_delivery/client.hpp>
+#include <digital_delivery/detail/endpoint_call.hpp>
+#include <digital_delivery/detail/workflow_error.hpp>
+#include <digital_delivery/diagnostics.hpp>
+#include <digital_delivery/pagination.hpp>
+#include <digital_delivery/request_options.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/compose.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/describe/members.hpp>
+#include <boost/mp11/algorithm.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace digital_delivery {
+
+/// What a range does when the list changes under it (see the file comment).
+enum class drift_policy
+{
+    fail,  ///< Complete async_next() with the drift error; the range is then finished.
+    flag,  ///< Go on; count the events (drift_count(), last_drift()).
+};
+
+/// Options of paginate() / paginate_pages().
+struct paginate_options
+{
+    drift_policy on_drift = drift_policy::fail;
+};
+
+namespace detail {
+
+template <class T>
+struct is_std_vector : std::false_type
+{
+};
+template <class T, class A>
+struct is_std_vector<std::vector<T, A>> : std::true_type
+{
+};
+
+template <class Md>
+using described_member_t = decltype(member_type_of(Md::pointer));
+
+template <class Md>
+using is_items_member = is_std_vector<described_member_t<Md>>;
+
+template <class Md>
+using is_pagination_member = std::is_same<described_member_t<Md>, pagination>;
+
+/// The shape of a list envelope: its one vector member and its pagination.
+template <class Envelope>
+struct list_traits
+{
+    using members = boost::describe::describe_members<Envelope, boost::describe::mod_public>;
+    using item_members = boost::mp11::mp_copy_if<members, is_items_member>;
+    using pagination_members = boost::mp11::mp_copy_if<members, is_pagination_member>;
+    static_assert(boost::mp11::mp_size<item_members>::value == 1, "a list envelope has exactly one std::vector member");
+    static_assert(boost::mp11::mp_size<pagination_members>::value == 1, "a list envelope has one pagination member");
+    static constexpr auto items = boost::mp11::mp_front<item_members>::pointer;
+    static constexpr auto page_info = boost::mp11::mp_front<pagination_members>::pointer;
+    using vector_type = decltype(member_type_of(items));
+    using item_type = typename vector_type::value_type;
+};
+
+/// Checks one page against the first one. Pure: unit-testable without I/O.
+/// Returns the drift it shows, if any.
+inline error_code check_page(const pagination& first, const pagination& pg, std::int64_t requested_page, std::size_t n_items)
+{
+    if (pg.total_count != first.total_count)
+        return workflow_errc::pagination_total_changed;
+    if (pg.per_page > 0)
+    {
+        std::int64_t expected = pg.total_count - (requested_page - 1) * pg.per_page;
+        if (expected < 0)
+            expected = 0;
+        if (expected > pg.per_page)
+            expected = pg.per_page;
+        if (static_cast<std::int64_t>(n_items) != expected)
+            return workflow_errc::pagination_page_size_mismatch;
+    }
+    return {};
+}
+
+template <class D>
+struct paginate_state
+{
+    using envelope = typename D::response;
+    using traits = list_traits<envelope>;
+    using item_type = typename traits::item_type;
+    using query_type = typename D::query;
+
+    paginate_state(std::shared_ptr<client_impl> i, query_type q, request_options o, paginate_options po)
+        : impl(std::move(i)), query(std::move(q)), opts(std::move(o)), popts(po)
+    {
+        next_page = query.page ? *query.page : 1;
+    }
+
+    std::shared_ptr<client_impl> impl;
+    query_type query;
+    request_options opts;
+    paginate_options popts;
+    diagnostics diag;
+
+    std::int64_t next_page = 1;       // the page the next request asks for
+    std::int64_t requested_page = 0;  // the page of the request in flight / pending
+    std::int64_t pages_fetched = 0;
+    std::int64_t items_received = 0;
+    bool busy = false;
+    bool finished = false;
+    error_code sticky;  // drift under drift_policy::fail
+    std::optional<pagination> first, last;
+    std::int64_t drift_count = 0;
+    error_code last_drift;
+
+    std::optional<envelope> pending;  // a page received but not yet absorbed
+    std::vector<item_type> buffer;    // items of the current page (item ranges)
+    std::size_t pos = 0;
+
+    // Takes a received page into account; returns its drift (if any).
+    error_code absorb(envelope& env)
+    {
+        const pagination& pg = env.*traits::page_info;
+        const auto n = (env.*traits::items).size();
+        ++pages_fetched;
+        items_received += static_cast<std::int64_t>(n);
+        if (!first)
+            first = pg;
+        last = pg;
+        error_code drift = check_page(*first, pg, requested_page, n);
+        next_page = requested_page + 1;
+        finished = n == 0 || requested_page >= pg.total_pages;
+        if (drift)
+        {
+            ++drift_count;
+            last_drift = drift;
+            if (popts.on_drift == drift_policy::fail)
+            {
+                sticky = drift;
+                finished = true;
+            }
+        }
+        return drift;
+    }
+};
+
+/// One async_next(): `Items` delivers one item, otherwise one page.
+template <class D, bool Items>
+struct paginate_next_op
+{
+    using state = paginate_state<D>;
+    using envelope = typename state::envelope;
+    using value_type = std::conditional_t<Items, typename state::item_type, envelope>;
+
+    std::shared_ptr<state> st;
+    bool started = false;
+    bool rejected = false;
+
+    // Start, and resumption after a post().
+    template <class Self>
+    void operator()(Self& self)
+    {
+        if (!started)
+        {
+            started = true;
+            rejected = st->busy;
+            st->busy = true;
+            // Never complete inline from the initiating call.
+            if (rejected || !must_fetch())
+            {
+                auto ex = st->impl->get_executor();
+                boost::asio::post(ex, std::move(self));
+                return;
+            }
+            fetch(self);
+            return;
+        }
+        if (rejected)
+        {
+            self.complete(workflow_errc::operation_in_progress, std::optional<value_type>());
+            return;
+        }
+        advance(self);
+    }
+
+    // A page request completed.
+    template <class Self>
+    void operator()(Self& self, error_code ec, envelope env)
+    {
+        if (ec)
+            return finish(self, ec);
+        st->pending.emplace(std::move(env));
+        if (self.get_cancellation_state().cancelled() != boost::asio::cancellation_type::none)
+            return finish(self, boost::asio::error::operation_aborted);  // kept in `pending` for the next call
+        advance(self);
+    }
+
+private:
+    // True when nothing buffered can answer this call.
+    bool must_fetch() const
+    {
+        if constexpr (Items)
+            if (st->pos < st->buffer.size())
+                return false;
+        return !st->pending && !st->sticky && !st->finished;
+    }
+
+    template <class Self>
+    void finish(Self& self, error_code ec, std::optional<value_type> v = {})
+    {
+        st->busy = false;
+        self.complete(ec, std::move(v));
+    }
+
+    template <class Self>
+    void advance(Self& self)
+    {
+        state& s = *st;
+        for (;;)
+        {
+            if constexpr (Items)
+            {
+                if (s.pos < s.buffer.size())
+                {
+                    std::optional<value_type> v(std::move(s.buffer[s.pos++]));
+                    if (s.pos == s.buffer.size())
+                    {
+                        s.buffer.clear();
+                        s.pos = 0;
+                    }
+                    return finish(self, {}, std::move(v));
+                }
+            }
+            if (s.pending)
+            {
+                envelope env = std::move(*s.pending);
+                s.pending.reset();
+                const error_code drift = s.absorb(env);
+                if (drift && s.popts.on_drift == drift_policy::fail)
+                    return finish(self, drift);
+                auto& items = env.*state::traits::items;
+                if (items.empty())
+                    continue;
+                if constexpr (Items)
+                {
+                    s.buffer = std::move(items);
+                    s.pos = 0;
+                    continue;
+                }
+                else
+                {
+                    return finish(self, {}, std::optional<value_type>(std::move(env)));
+                }
+            }
+            if (s.sticky)
+                return finish(self, s.sticky);
+            if (s.finished)
+                return finish(self, {});
+            return fetch(self);
+        }
+    }
+
+    template <class Self>
+    void fetch(Self& self)
+    {
+        state& s = *st;
+        s.requested_page = s.next_page;
+        typename state::query_type q = s.query;
+        using page_t = typename decltype(q.page)::value_type;
+        q.page.emplace(static_cast<page_t>(s.requested_page));
+        prepared_request p;
+        prepare_endpoint<D>(*s.impl, std::span<const std::string_view>(), &q, &s.opts, p);
+        launch<D>(s.impl, std::move(p), &s.diag, boost::asio::any_completion_handler<signature_t<D>>(std::move(self)));
+    }
+};
+
+template <class D>
+concept list_endpoint = !std::is_void_v<typename D::query> && requires(typename D::query q) {
+    q.page;
+    q.per_page;
+};
+
+/// What both range types share.
+template <class D>
+class range_base
+{
+public:
+    range_base(range_base&&) noexcept = default;
+    range_base& operator=(range_base&&) noexcept = default;
+    range_base(const range_base&) = delete;
+    range_base& operator=(const range_base&) = delete;
+
+    /// `total_count` of the first page (all items matching the filters);
+    /// empty until the first page arrived.
+    std::optional<std::int64_t> total_count() const
+    {
+        return st_->first ? std::optional<std::int64_t>(st_->first->total_count) : std::nullopt;
+    }
+    /// `total_pages` of the newest page; empty until the first page arrived.
+    std::optional<std::int64_t> total_pages() const
+    {
+        return st_->last ? std::optional<std::int64_t>(st_->last->total_pages) : std::nullopt;
+    }
+    /// The `pagination` object of the newest page.
+    const std::optional<pagination>& last_pagination() const noexcept { return st_->last; }
+    /// Pages received so far (for progress: pages_fetched() / *total_pages()).
+    std::int64_t pages_fetched() const noexcept { return st_->pages_fetched; }
+    /// Items received so far (buffered ones included).
+    std::int64_t items_received() const noexcept { return st_->items_received; }
+    /// True once the last page was received (or a drift error ended the range).
+    bool finished() const noexcept { return st_->finished && !st_->pending; }
+    /// Drift events seen (at most 1 with drift_policy::fail).
+    std::int64_t drift_count() const noexcept { return st_->drift_count; }
+    bool drifted() const noexcept { return st_->drift_count != 0; }
+    /// The newest drift event (a workflow_errc), or no error.
+    error_code last_drift() const noexcept { return st_->last_drift; }
+    /// Diagnostics of the most recent page request.
+    const diagnostics& last_diagnostics() const noexcept { return st_->diag; }
+
+protected:
+    explicit range_base(std::shared_ptr<paginate_state<D>> st) : st_(std::move(st)) {}
+    std::shared_ptr<paginate_state<D>> st_;
+};
+
+}  // namespace detail
+
+/// An async range over the items of a list endpoint. See the file comment.
+template <class D>
+class item_range : public detail::range_base<D>
+{
+public:
+    using value_type = typename detail::paginate_state<D>::item_type;
+    using signature = void(error_code, std::optional<value_type>);
+
+    /// The next item, or an empty optional at the end. Completion signature
+    /// `void(error_code, std::optional<value_type>)`.
+    template <class Token = boost::asio::deferred_t>
+    auto async_next(Token&& token = {})
+    {
+        return boost::asio::async_compose<Token, signature>(
+            detail::paginate_next_op<D, true>{this->st_},
+            token,
+            this->st_->impl->get_executor()
+        );
+    }
+
+    /// \private Made by paginate().
+    explicit item_range(std::shared_ptr<detail::paginate_state<D>> st) : detail::range_base<D>(std::move(st)) {}
+};
+
+/// An async range over the pages (list envelopes, e.g. order_list) of a list
+/// endpoint. Empty pages are never delivered. See the file comment.
+template <class D>
+class page_range : public detail::range_base<D>
+{
+public:
+    using value_type = typename D::response;
+    using signature = void(error_code, std::optional<value_type>);
+
+    /// The next page, or an empty optional at the end.
+    template <class Token = boost::asio::deferred_t>
+    auto async_next(Token&& token = {})
+    {
+        return boost::asio::async_compose<Token, signature>(
+            detail::paginate_next_op<D, false>{this->st_},
+            token,
+            this->st_->impl->get_executor()
+        );
+    }
+
+    /// \private Made by paginate_pages().
+    explicit page_range(std::shared_ptr<detail::paginate_state<D>> st) : detail::range_base<D>(std::move(st)) {}
+};
+
+/// The items of a list endpoint (list_orders, list_assets,
+/// list_digital_products), page after page, with the caller's filters.
+/// `query.page` (when set) is the first page; `query.per_page` is kept for
+/// every request. Nothing is sent before the first async_next(). The options
+/// are sent with every page request.
+template <class D, std::size_t... I>
+item_range<D> paginate(
+    const request_fn<D, std::index_sequence<I...>>&,
+    client& c,
+    typename D::query query = {},
+    request_options opts = {},
+    paginate_options popts = {}
+)
+    requires detail::list_endpoint<D>
+{
+    return item_range<D>(std::make_shared<detail::paginate_state<D>>(c.impl(), std::move(query), std::move(opts), popts));
+}
+
+/// The pages of a list endpoint; see paginate().
+template <class D, std::size_t... I>
+page_range<D> paginate_pages(
+    const request_fn<D, std::index_sequence<I...>>&,
+    client& c,
+    typename D::query query = {},
+    request_options opts = {},
+    paginate_options popts = {}
+)
+    requires detail::list_endpoint<D>
+{
+    return page_range<D>(std::make_shared<detail::paginate_state<D>>(c.impl(), std::move(query), std::move(opts), popts));
+}
+
+}  // namespace digital_delivery
+
+#endif
