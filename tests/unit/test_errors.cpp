@@ -309,7 +309,7 @@ TEST_F(errors_test, transport_errors_pass_through_with_diagnostics)
 
 TEST_F(errors_test, rate_limit_headers_are_recorded)
 {
-    EXPECT_EQ(client.rate_limit().source, dd::rate_limit_source::none);
+    EXPECT_NE(client.rate_limit().source, dd::rate_limit_source::header);
     fake->expect_any()
         .respond(200, R"({"order":)" + order_json() + "}")
         .header("X-RateLimit-Limit", "40")
