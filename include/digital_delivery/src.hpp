@@ -20,6 +20,7 @@
 #include <digital_delivery/impl/rate_limit.ipp>
 #include <digital_delivery/impl/rate_limiter.ipp>
 #include <digital_delivery/impl/retry.ipp>
+#include <digital_delivery/impl/upload.ipp>
 #include <digital_delivery/impl/workflow_error.ipp>
 #include <digital_delivery/impl/raw_request.ipp>
 #include <digital_delivery/impl/timestamp.ipp>

@@ -1,0 +1,401 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_UPLOAD_HPP
+#define DIGITAL_DELIVERY_UPLOAD_HPP
+
+/// \file
+/// Streaming upload of internal-asset bodies (up to 2 GB) in bounded memory
+/// (docs/uploads.md).
+///
+/// \code
+/// namespace dd = digital_delivery;
+/// dd::error_code ec;
+/// auto src = dd::file_source::open("/data/manual.pdf", ec);
+/// dd::asset a = co_await dd::async_upload_asset(client, src,
+///     {.filename = "manual.pdf", .content_type = "application/pdf"},
+///     {.on_progress = [](const dd::upload_progress& p) { std::printf("%llu\n", (unsigned long long)p.bytes_sent); }});
+/// \endcode
+///
+/// The operation creates the asset (POST /assets), then PUTs the body to the
+/// presigned storage URL with exactly the signed headers, `Content-Length`
+/// set and the body streamed from the source in the transport's fixed-size
+/// chunks. Expired URLs are refreshed with POST /assets/{id}/replace; failed
+/// PUTs (transport errors, 5xx) are retried from the first byte.
+
+#include <digital_delivery/asset.hpp>
+#include <digital_delivery/client.hpp>
+#include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/diagnostics.hpp>
+#include <digital_delivery/error.hpp>
+#include <digital_delivery/http_message.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace digital_delivery {
+
+/// The largest body the API accepts: 2 GB = 2147483648 bytes (inclusive).
+inline constexpr std::uint64_t max_upload_size = 2147483648u;
+
+// ---- sources -----------------------------------------------------------------------
+
+/// A regular file read with POSIX pread() in the chunks the transport asks
+/// for (64 KiB with beast_transport): memory stays bounded whatever the file
+/// size. The size is taken once, at open(); a file that shrinks or grows
+/// while uploading fails with client_errc::source_size_mismatch.
+///
+/// Reads are synchronous (they hit the page cache or a local disk) and their
+/// completion is posted, never inline: through `executor` (then the read
+/// handler's own executor). Without one, the system executor is used for the
+/// post; the upload operations set the client's executor on a file_source
+/// that has none.
+class file_source final : public body_source
+{
+public:
+    /// Opens `path` for reading. On failure returns null and sets `ec`
+    /// (client_errc::source_unreadable; not a regular file, or cannot be
+    /// opened). A size of 0 or above max_upload_size is not an error here: the
+    /// upload operation refuses it (client_errc::invalid_byte_size).
+    DIGITAL_DELIVERY_DECL static std::shared_ptr<file_source> open(
+        const std::string& path,
+        error_code& ec,
+        boost::asio::any_io_executor executor = {}
+    );
+
+    DIGITAL_DELIVERY_DECL ~file_source() override;
+    file_source(const file_source&) = delete;
+    file_source& operator=(const file_source&) = delete;
+
+    std::uint64_t size() const noexcept override { return size_; }
+    DIGITAL_DELIVERY_DECL void async_read_some(boost::asio::mutable_buffer buf, read_handler handler) override;
+    DIGITAL_DELIVERY_DECL error_code rewind() override;
+
+    /// Bytes read since the last rewind.
+    std::uint64_t offset() const noexcept { return offset_; }
+
+    /// Where read completions are posted (empty: see the class comment). The
+    /// upload operations set it to the client's executor when it is empty.
+    const boost::asio::any_io_executor& executor() const noexcept { return ex_; }
+    void set_executor(boost::asio::any_io_executor ex) { ex_ = std::move(ex); }
+
+    /// \private
+    file_source(int fd, std::uint64_t size, boost::asio::any_io_executor ex) noexcept
+        : fd_(fd), size_(size), ex_(std::move(ex))
+    {
+    }
+
+private:
+    int fd_ = -1;
+    std::uint64_t size_ = 0;
+    std::uint64_t offset_ = 0;
+    boost::asio::any_io_executor ex_;
+};
+
+/// A body held in memory: owned (a std::string moved in) or borrowed (a
+/// buffer the caller keeps alive until the upload completes).
+class memory_source final : public body_source
+{
+public:
+    /// Owns `data`.
+    explicit memory_source(std::string data, boost::asio::any_io_executor executor = {})
+        : owned_(std::move(data)), view_(owned_), ex_(std::move(executor))
+    {
+    }
+
+    /// Borrows `data` (not copied).
+    static std::shared_ptr<memory_source> borrow(std::string_view data, boost::asio::any_io_executor executor = {})
+    {
+        auto s = std::make_shared<memory_source>(std::string(), std::move(executor));
+        s->view_ = data;
+        return s;
+    }
+
+    std::uint64_t size() const noexcept override { return view_.size(); }
+
+    /// Where read completions are posted (empty: through the system executor,
+    /// then the handler's own). The upload operations set it to the client's
+    /// executor when it is empty.
+    const boost::asio::any_io_executor& executor() const noexcept { return ex_; }
+    void set_executor(boost::asio::any_io_executor ex) { ex_ = std::move(ex); }
+
+    DIGITAL_DELIVERY_DECL void async_read_some(boost::asio::mutable_buffer buf, read_handler handler) override;
+    error_code rewind() override
+    {
+        offset_ = 0;
+        return {};
+    }
+
+private:
+    std::string owned_;
+    std::string_view view_;
+    std::size_t offset_ = 0;
+    boost::asio::any_io_executor ex_;
+};
+
+// ---- parameters and progress -----------------------------------------------------------
+
+/// What POST /assets is told about a new internal asset. byte_size is the
+/// source's size().
+struct upload_asset_params
+{
+    /// Suggested attachment name on download. Required.
+    std::string filename;
+    /// MIME type (default: the API's `application/octet-stream`).
+    std::optional<std::string> content_type;
+    /// Display name.
+    std::optional<std::string> name;
+    /// PDF watermarking on delivery.
+    std::optional<bool> watermark_asset;
+};
+
+/// What POST /assets/{id}/replace is told about the new body. byte_size is
+/// the source's size().
+struct replace_asset_params
+{
+    /// Required.
+    std::string filename;
+    /// Default: the asset's current content type.
+    std::optional<std::string> content_type;
+};
+
+/// One progress report. Reports are monotonic: bytes_sent never decreases,
+/// even across a retried PUT (a retry reports again only once it has passed
+/// the previous high-water mark).
+struct upload_progress
+{
+    std::uint64_t bytes_sent = 0;  ///< Body bytes handed to the transport (at most one chunk ahead of the socket).
+    std::uint64_t total = 0;       ///< The source's size().
+    double rate = 0;               ///< Bytes per second over the current PUT attempt.
+    unsigned attempt = 1;          ///< PUT attempt (1 unless retried).
+    std::chrono::milliseconds elapsed{0};  ///< Since the operation started.
+};
+
+/// Options of one upload. Every default is spelled out.
+struct upload_options
+{
+    /// Progress callback (default: none). Called on the client's executor at
+    /// most every `progress_interval` (or every `progress_step_bytes` when
+    /// that is non-zero), and once at the end with bytes_sent == total, after
+    /// the storage accepted the body.
+    std::function<void(const upload_progress&)> on_progress;
+
+    /// Minimum time between two progress reports (default: 100 ms).
+    std::chrono::milliseconds progress_interval{100};
+
+    /// Also report when this many bytes went out since the last report, even
+    /// before progress_interval (default: 0 = time-based only).
+    std::uint64_t progress_step_bytes = 0;
+
+    /// No body byte taken by the transport for this long → the PUT is
+    /// abandoned with client_errc::upload_stalled (default: 30 s; 0 = off).
+    std::chrono::milliseconds stall_timeout{30'000};
+
+    /// Deadline of the whole operation, create and re-read included
+    /// (default: 0 = none) → client_errc::deadline_exceeded.
+    std::chrono::milliseconds deadline{0};
+
+    /// Time limit of one PUT passed to the transport as http_request::timeout
+    /// (default: 1 h, the validity of an upload URL). Must be non-zero: a
+    /// transport's own default (60 s for beast_transport) is too short for
+    /// 2 GB.
+    std::chrono::milliseconds put_timeout{std::chrono::hours(1)};
+
+    /// PUT attempts in total, including refreshes of an expired URL
+    /// (default: 3). Transport errors, 5xx and an expired URL are retried,
+    /// always from the first byte of the source (rewind()); the asset is never
+    /// created twice.
+    unsigned max_attempts = 3;
+
+    /// Wait before the first retry, doubled for each further one (default: 500 ms).
+    std::chrono::milliseconds retry_backoff{500};
+
+    /// A URL that expires within this margin before a PUT (re)starts is
+    /// replaced by a fresh one with POST /assets/{id}/replace (default: 60 s).
+    std::chrono::seconds url_refresh_margin{60};
+
+    /// Send `Expect: 100-continue` (not a signed header of presigned URLs):
+    /// a refusal then costs no body bytes (default: false).
+    bool expect_continue = false;
+
+    /// Re-read the asset with GET /assets/{id} after the upload so that the
+    /// result carries the committed metadata (default: true). If that GET
+    /// fails, the upload still succeeds with the asset as created.
+    bool reread_asset = true;
+};
+
+// ---- the operations ----------------------------------------------------------------------
+
+namespace detail {
+
+/// \private What both operations need to know.
+struct upload_request
+{
+    bool replace = false;
+    std::string asset_id;  ///< replace only
+    std::string filename;
+    std::optional<std::string> content_type;
+    std::optional<std::string> name;
+    std::optional<bool> watermark_asset;
+};
+
+using upload_handler = boost::asio::any_completion_handler<void(error_code, asset)>;
+
+/// \private The non-template body of both operations (impl/upload.ipp).
+DIGITAL_DELIVERY_DECL void start_upload(
+    std::shared_ptr<client_impl> impl,
+    std::shared_ptr<body_source> src,
+    upload_request req,
+    upload_options opts,
+    diagnostics* diag,
+    upload_handler handler
+);
+
+struct upload_initiation
+{
+    template <class Handler>
+    void operator()(
+        Handler&& h,
+        std::shared_ptr<client_impl> impl,
+        std::shared_ptr<body_source> src,
+        upload_request req,
+        upload_options opts,
+        diagnostics* diag
+    ) const
+    {
+        start_upload(std::move(impl), std::move(src), std::move(req), std::move(opts), diag,
+                     upload_handler(std::forward<Handler>(h)));
+    }
+};
+
+template <class Token>
+concept upload_token = !std::is_same_v<std::remove_cvref_t<Token>, diagnostics> &&
+                       !std::is_same_v<std::remove_cvref_t<Token>, upload_options>;
+
+}  // namespace detail
+
+/// Creates an internal asset and uploads its body from `src`.
+///
+/// Completion signature `void(error_code, asset)`. On success the asset as
+/// re-read after the upload. On failure after the asset was created, the
+/// asset argument still carries it (its id is non-empty): delete it, or
+/// retry with async_replace_asset_body. The asset is never created twice.
+///
+/// Refused before anything is sent: a null source, size() 0 or above
+/// 2147483648 (client_errc::invalid_byte_size), an empty filename
+/// (client_errc::missing_required_field).
+///
+/// \par Errors
+/// Those of POST /assets (validation, quotas, ...); of the PUT:
+/// api_errc::storage_signature_mismatch, storage_request_expired (after the
+/// refresh budget), storage_access_denied, storage_error (diagnostics carry
+/// the storage's <Code> and <Message>); client_errc::upload_stalled,
+/// deadline_exceeded, source_unreadable, source_size_mismatch; transport
+/// errors after the last attempt.
+///
+/// \par Per-operation cancellation
+/// Terminal cancellation at any stage (create, backoff, PUT, re-read)
+/// completes with boost::asio::error::operation_aborted; an interrupted PUT's
+/// connection is closed by the transport; the client stays usable.
+///
+/// \par Object lifetimes
+/// Arguments are taken by value. A `diagnostics&` must outlive the operation.
+/// The source is shared with the operation until it completes.
+template <class Token = boost::asio::deferred_t>
+    requires detail::upload_token<Token>
+auto async_upload_asset(
+    client& c,
+    std::shared_ptr<body_source> src,
+    upload_asset_params meta,
+    upload_options opts = {},
+    Token&& token = {}
+)
+{
+    detail::upload_request r{false, {}, std::move(meta.filename), std::move(meta.content_type), std::move(meta.name),
+                             meta.watermark_asset};
+    return boost::asio::async_initiate<Token, void(error_code, asset)>(
+        detail::upload_initiation{}, token, c.impl(), std::move(src), std::move(r), std::move(opts),
+        static_cast<diagnostics*>(nullptr)
+    );
+}
+
+/// As above, filling `diag` (which must outlive the operation).
+template <class Token = boost::asio::deferred_t>
+    requires detail::upload_token<Token>
+auto async_upload_asset(
+    client& c,
+    std::shared_ptr<body_source> src,
+    upload_asset_params meta,
+    upload_options opts,
+    diagnostics& diag,
+    Token&& token = {}
+)
+{
+    detail::upload_request r{false, {}, std::move(meta.filename), std::move(meta.content_type), std::move(meta.name),
+                             meta.watermark_asset};
+    return boost::asio::async_initiate<Token, void(error_code, asset)>(
+        detail::upload_initiation{}, token, c.impl(), std::move(src), std::move(r), std::move(opts), &diag
+    );
+}
+
+/// Replaces the body of internal asset `asset_id` (POST /assets/{id}/replace,
+/// Beta) and uploads the new body from `src`, with the same streaming,
+/// progress, retries, errors and cancellation as async_upload_asset.
+/// Completes with the asset (re-read: the committed filename, size, type).
+template <class Token = boost::asio::deferred_t>
+    requires detail::upload_token<Token>
+auto async_replace_asset_body(
+    client& c,
+    std::string_view asset_id,
+    std::shared_ptr<body_source> src,
+    replace_asset_params meta,
+    upload_options opts = {},
+    Token&& token = {}
+)
+{
+    detail::upload_request r{true, std::string(asset_id), std::move(meta.filename), std::move(meta.content_type), {}, {}};
+    return boost::asio::async_initiate<Token, void(error_code, asset)>(
+        detail::upload_initiation{}, token, c.impl(), std::move(src), std::move(r), std::move(opts),
+        static_cast<diagnostics*>(nullptr)
+    );
+}
+
+/// As above, filling `diag`.
+template <class Token = boost::asio::deferred_t>
+    requires detail::upload_token<Token>
+auto async_replace_asset_body(
+    client& c,
+    std::string_view asset_id,
+    std::shared_ptr<body_source> src,
+    replace_asset_params meta,
+    upload_options opts,
+    diagnostics& diag,
+    Token&& token = {}
+)
+{
+    detail::upload_request r{true, std::string(asset_id), std::move(meta.filename), std::move(meta.content_type), {}, {}};
+    return boost::asio::async_initiate<Token, void(error_code, asset)>(
+        detail::upload_initiation{}, token, c.impl(), std::move(src), std::move(r), std::move(opts), &diag
+    );
+}
+
+}  // namespace digital_delivery
+
+#ifdef DIGITAL_DELIVERY_HEADER_ONLY
+#include <digital_delivery/impl/upload.ipp>
+#endif
+
+#endif
