@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The main job (README.md): the typical flow of examples/typical_flow.cpp.
+#  - with DIGITAL_DELIVERY_BASE_URL and DIGITAL_DELIVERY_API_KEY set: against that service;
+#  - otherwise: against a digital-delivery-sandbox started here on 127.0.0.1 (free port).
+# Installs missing Debian packages, builds (Release) into _build-main/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bash tests/install_deps.sh
+build=${DD_MAIN_BUILD_DIR:-$root/_build-main}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=g++-12 \
+  -DDIGITAL_DELIVERY_BUILD_TESTS=OFF -DDIGITAL_DELIVERY_BUILD_EXAMPLES=ON -DDIGITAL_DELIVERY_BUILD_SANDBOX=ON >/dev/null
+cmake --build "$build" -j "$(nproc)" --target typical_flow digital-delivery-sandbox
+
+if [ -n "${DIGITAL_DELIVERY_BASE_URL:-}" ] && [ -n "${DIGITAL_DELIVERY_API_KEY:-}" ]; then
+  echo "== running against ${DIGITAL_DELIVERY_BASE_URL%%\?*}"
+  exec "$build/examples/typical_flow" "$@"
+fi
+echo "== running against a local digital-delivery-sandbox"
+exec tests/common/with_sandbox.sh "$build/tests/sandbox/digital-delivery-sandbox" --watermark-delay-ms 2000 -- \
+  "$build/examples/typical_flow" "$@"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what building, testing and running the examples need on Debian 12
+# (root, or sudo). Only missing packages are installed.
+set -euo pipefail
+pkgs=(
+  g++-12 cmake ninja-build meson pkg-config
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev openssl ca-certificates
+  libgtest-dev libgmock-dev googletest
+  clang-16 libclang-rt-16-dev
+  nginx-light libcurl4-openssl-dev curl libbenchmark-dev
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
