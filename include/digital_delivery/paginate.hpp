@@ -339,7 +339,9 @@ private:
         q.page.emplace(static_cast<page_t>(s.requested_page));
         prepared_request p;
         prepare_endpoint<D>(*s.impl, std::span<const std::string_view>(), &q, &s.opts, p);
-        launch<D>(s.impl, std::move(p), &s.diag, boost::asio::any_completion_handler<signature_t<D>>(std::move(self)));
+        // (`s` is the shared state, not part of `self`: it stays valid when `self` is moved.)
+        auto impl = s.impl;
+        launch<D>(std::move(impl), std::move(p), &s.diag, boost::asio::any_completion_handler<signature_t<D>>(std::move(self)));
     }
 };
 

@@ -23,6 +23,8 @@
 #include <digital_delivery/impl/upload.ipp>
 #include <digital_delivery/impl/workflow_error.ipp>
 #include <digital_delivery/impl/raw_request.ipp>
+#include <digital_delivery/impl/asset_edits.ipp>
+#include <digital_delivery/impl/watermark.ipp>
 #include <digital_delivery/impl/timestamp.ipp>
 #include <digital_delivery/impl/diagnostics.ipp>
 #include <digital_delivery/impl/validate.ipp>

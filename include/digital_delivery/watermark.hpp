@@ -1,0 +1,149 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_WATERMARK_HPP
+#define DIGITAL_DELIVERY_WATERMARK_HPP
+
+/// \file
+/// Waiting for watermarked downloads.
+///
+/// The first `GET /orders/{id}/downloads` of an order starts the PDF
+/// watermarking of its eligible files (`watermark_status` `processing`,
+/// `download_url` null); the API recommends polling until they are `ready`.
+/// async_wait_for_downloads() does that:
+///
+/// \code
+/// dd::order_downloads d = co_await dd::async_wait_for_downloads(client, order_id,
+///     {.deadline = std::chrono::steady_clock::now() + 2min});
+/// for (const auto& e : d.downloads) use(e.download_url);
+/// \endcode
+///
+/// It polls (first at once, then after `initial_interval`, growing by
+/// `multiplier` up to `max_interval`) until no entry is awaiting_watermark(),
+/// and completes with that last response. Polls are sent at
+/// `priority::background` with the caller's other request options.
+///
+/// \par Shared polls
+/// Concurrent waits for the same order on the same client share one poll
+/// loop: one request per poll, whatever the number of waiters, and all of
+/// them complete with the same final downloads. The loop uses the options
+/// (intervals, request options) of the wait that started it; each wait keeps
+/// its own deadline and cancellation. When the last waiter leaves (deadline,
+/// cancellation), the poll in flight is cancelled and the loop stops.
+///
+/// \par Errors
+///  - the deadline (`deadline`, or `request.deadline`, whichever is earlier)
+///    passes first: client_errc::deadline_exceeded;
+///  - a poll fails (after the client's own retries): that error, for every
+///    waiter of the loop (e.g. api_errc::order_not_found);
+///  - terminal cancellation: boost::asio::error::operation_aborted (only this
+///    wait; the others go on).
+///
+/// Completion signature `void(error_code, order_downloads)`.
+///
+/// \par Thread safety
+/// Waits may be started from several threads; the loop of an order runs on a
+/// strand of the client's executor.
+
+#include <digital_delivery/client.hpp>
+#include <digital_delivery/detail/client_impl.hpp>
+#include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/download.hpp>
+#include <digital_delivery/error.hpp>
+#include <digital_delivery/request_options.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace digital_delivery {
+
+/// Options of async_wait_for_downloads.
+struct watermark_wait_options
+{
+    /// Delay before the second poll (the first one is sent at once).
+    std::chrono::milliseconds initial_interval{1000};
+    /// Growth of the delay after each poll that still shows processing.
+    double multiplier = 1.5;
+    /// Upper bound of the delay.
+    std::chrono::milliseconds max_interval{10000};
+    /// Give up at this time: client_errc::deadline_exceeded. Empty: wait
+    /// until ready (or cancelled).
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    /// Sent with each poll. `prio` is replaced by priority::background;
+    /// `deadline` is treated as the wait's deadline (see above).
+    request_options request;
+};
+
+namespace detail {
+
+using downloads_handler = boost::asio::any_completion_handler<void(error_code, order_downloads)>;
+
+/// True when some entry still needs another poll.
+DIGITAL_DELIVERY_DECL bool any_awaiting_watermark(const order_downloads& d) noexcept;
+
+/// The delay after `current` (pure; unit-testable).
+DIGITAL_DELIVERY_DECL std::chrono::milliseconds next_poll_interval(std::chrono::milliseconds current, const watermark_wait_options& o) noexcept;
+
+DIGITAL_DELIVERY_DECL void async_wait_for_downloads_impl(
+    std::shared_ptr<client_impl> impl,
+    std::string order_id,
+    watermark_wait_options opts,
+    downloads_handler h
+);
+
+/// Poll loops alive now (for tests).
+DIGITAL_DELIVERY_DECL std::size_t active_watermark_polls();
+
+struct wait_downloads_initiation
+{
+    template <class Handler>
+    void operator()(Handler&& h, std::shared_ptr<client_impl> impl, std::string order_id, watermark_wait_options opts) const
+    {
+        async_wait_for_downloads_impl(std::move(impl), std::move(order_id), std::move(opts), downloads_handler(std::forward<Handler>(h)));
+    }
+};
+
+template <class T>
+concept wait_token = !std::is_same_v<std::remove_cvref_t<T>, watermark_wait_options>;
+
+}  // namespace detail
+
+/// Polls GET /orders/{id}/downloads until no entry awaits its watermark.
+/// See the file comment.
+template <class Token = boost::asio::deferred_t>
+auto async_wait_for_downloads(client& c, std::string_view order_id, watermark_wait_options opts, Token&& token = {})
+{
+    return boost::asio::async_initiate<Token, void(error_code, order_downloads)>(
+        detail::wait_downloads_initiation{},
+        token,
+        c.impl(),
+        std::string(order_id),
+        std::move(opts)
+    );
+}
+
+/// \overload Default options (1 s, ×1.5, 10 s, no deadline).
+template <detail::wait_token Token = boost::asio::deferred_t>
+auto async_wait_for_downloads(client& c, std::string_view order_id, Token&& token = {})
+{
+    return async_wait_for_downloads(c, order_id, watermark_wait_options{}, std::forward<Token>(token));
+}
+
+}  // namespace digital_delivery
+
+#ifdef DIGITAL_DELIVERY_HEADER_ONLY
+#include <digital_delivery/impl/watermark.ipp>
+#endif
+
+#endif

@@ -1,0 +1,203 @@
+// async_wait_for_downloads on the fake transport, with short intervals.
+#include "../unit/fixtures.hpp"
+
+#include <digital_delivery/watermark.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+using namespace fixtures;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string downloads(const std::string& wm, bool url = true)
+{
+    std::string d = download_json(false, wm);
+    if (!url)
+    {
+        const std::string from = R"("download_url":"https://storage.example/book.pdf?X-Amz-Signature=abc")";
+        d.replace(d.find(from), from.size(), R"("download_url":null)");
+    }
+    return R"({"order_id":"o1","order_name":"#1001","downloads":[)" + download_json(true) + "," + d + "]}";
+}
+
+class watermark_test : public client_test
+{
+protected:
+    std::string path = target("/orders/o1/downloads");
+    dd::watermark_wait_options fast{.initial_interval = 5ms, .multiplier = 1.5, .max_interval = 20ms};
+
+    struct outcome
+    {
+        bool done = false;
+        dd::error_code ec;
+        dd::order_downloads d;
+    };
+    auto recorder(outcome& o)
+    {
+        return [&o](dd::error_code ec, dd::order_downloads d) {
+            o.done = true;
+            o.ec = ec;
+            o.d = std::move(d);
+        };
+    }
+};
+
+TEST_F(watermark_test, polls_until_ready)
+{
+    fake->expect(dd::http_method::get, path).respond(200, downloads("processing", false));
+    fake->expect(dd::http_method::get, path).respond(200, downloads("ready", false));  // ready without URL: poll again
+    fake->expect(dd::http_method::get, path).respond(200, downloads("ready"));
+    auto [ec, d] = run([&](auto tok) { return dd::async_wait_for_downloads(client, "o1", fast, tok); });
+    ASSERT_FALSE(ec) << ec.message();
+    ASSERT_EQ(d.downloads.size(), 2u);
+    EXPECT_TRUE(d.downloads[1].download_url.has_value());
+    EXPECT_TRUE(fake->done()) << ::testing::PrintToString(fake->mismatches());
+    EXPECT_EQ(dd::detail::active_watermark_polls(), 0u);
+}
+
+TEST_F(watermark_test, nothing_to_wait_for_completes_after_one_poll)
+{
+    fake->expect(dd::http_method::get, path).respond(200, downloads("not_applicable"));
+    auto [ec, d] = run([&](auto tok) { return dd::async_wait_for_downloads(client, "o1", tok); });
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(fake->requests().size(), 1u);
+}
+
+TEST_F(watermark_test, deadline_exceeded)
+{
+    for (int i = 0; i < 40; ++i)
+        fake->expect(dd::http_method::get, path).respond(200, downloads("processing", false));
+    auto opts = fast;
+    opts.deadline = std::chrono::steady_clock::now() + 60ms;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto [ec, d] = run([&](auto tok) { return dd::async_wait_for_downloads(client, "o1", opts, tok); });
+    EXPECT_EQ(ec, dd::client_errc::deadline_exceeded);
+    EXPECT_EQ(ec, dd::condition::timeout);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 55ms);
+    const auto sent = fake->requests().size();
+    EXPECT_GE(sent, 3u);
+    EXPECT_LE(sent, 12u) << "backoff grows";
+    EXPECT_EQ(dd::detail::active_watermark_polls(), 0u) << "the loop stopped with its last waiter";
+}
+
+TEST_F(watermark_test, request_options_deadline_is_the_waits_deadline_too)
+{
+    for (int i = 0; i < 40; ++i)
+        fake->expect(dd::http_method::get, path).respond(200, downloads("processing", false));
+    auto opts = fast;
+    opts.request.deadline = std::chrono::steady_clock::now() + 30ms;
+    auto [ec, d] = run([&](auto tok) { return dd::async_wait_for_downloads(client, "o1", opts, tok); });
+    EXPECT_EQ(ec, dd::client_errc::deadline_exceeded);
+}
+
+TEST_F(watermark_test, polls_are_background_priority_with_the_callers_headers)
+{
+    fake->expect(dd::http_method::get, path).respond(200, downloads("ready"));
+    auto opts = fast;
+    opts.request.extra_headers.add("X-Trace", "w");
+    auto [ec, d] = run([&](auto tok) { return dd::async_wait_for_downloads(client, "o1", opts, tok); });
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(last_request().headers.find("X-Trace").value_or(""), "w");
+}
+
+TEST_F(watermark_test, two_waiters_share_one_poll)
+{
+    fake->expect(dd::http_method::get, path).respond(200, downloads("processing", false));
+    fake->expect(dd::http_method::get, path).respond(200, downloads("processing", false));
+    fake->expect(dd::http_method::get, path).respond(200, downloads("ready"));
+    outcome a, b;
+    dd::async_wait_for_downloads(client, "o1", fast, recorder(a));
+    dd::async_wait_for_downloads(client, "o1", fast, recorder(b));
+    EXPECT_EQ(dd::detail::active_watermark_polls(), 1u);
+    ioc.run();
+    EXPECT_TRUE(a.done && b.done);
+    EXPECT_FALSE(a.ec);
+    EXPECT_FALSE(b.ec);
+    EXPECT_EQ(a.d.downloads.size(), 2u);
+    EXPECT_EQ(b.d.downloads.size(), 2u);
+    EXPECT_EQ(fake->requests().size(), 3u) << "one request per poll for both waiters";
+    EXPECT_TRUE(fake->done()) << ::testing::PrintToString(fake->mismatches());
+}
+
+TEST_F(watermark_test, other_orders_poll_separately)
+{
+    fake->expect_any().respond(200, downloads("ready"));
+    fake->expect_any().respond(200, downloads("ready"));
+    outcome a, b;
+    dd::async_wait_for_downloads(client, "o1", fast, recorder(a));
+    dd::async_wait_for_downloads(client, "o2", fast, recorder(b));
+    ioc.run();
+    EXPECT_TRUE(a.done && b.done);
+    EXPECT_EQ(fake->requests().size(), 2u);
+}
+
+TEST_F(watermark_test, cancelling_one_waiter_leaves_the_other)
+{
+    fake->expect(dd::http_method::get, path).respond(200, downloads("processing", false));
+    fake->expect(dd::http_method::get, path).delay(20ms).respond(200, downloads("ready"));
+    outcome a, b;
+    asio::cancellation_signal sig;
+    dd::async_wait_for_downloads(client, "o1", fast, asio::bind_cancellation_slot(sig.slot(), recorder(a)));
+    dd::async_wait_for_downloads(client, "o1", fast, recorder(b));
+    asio::steady_timer t(ioc, 10ms);
+    t.async_wait([&](dd::error_code) { sig.emit(asio::cancellation_type::terminal); });
+    ioc.run();
+    EXPECT_EQ(a.ec, asio::error::operation_aborted);
+    EXPECT_FALSE(b.ec);
+    EXPECT_EQ(b.d.downloads.size(), 2u);
+    EXPECT_EQ(fake->requests().size(), 2u);
+}
+
+TEST_F(watermark_test, last_waiter_leaving_cancels_the_poll_in_flight)
+{
+    fake->expect(dd::http_method::get, path).hang();
+    outcome a;
+    asio::cancellation_signal sig;
+    dd::async_wait_for_downloads(client, "o1", fast, asio::bind_cancellation_slot(sig.slot(), recorder(a)));
+    for (int i = 0; i < 50 && fake->requests().empty(); ++i)
+        ioc.run_one();
+    sig.emit(asio::cancellation_type::terminal);
+    ioc.run();  // returns: the hanging request was cancelled too
+    EXPECT_EQ(a.ec, asio::error::operation_aborted);
+    EXPECT_EQ(dd::detail::active_watermark_polls(), 0u);
+}
+
+TEST_F(watermark_test, poll_error_reaches_every_waiter)
+{
+    fake->expect(dd::http_method::get, path).respond(404, R"({"error":"Order not found"})");
+    outcome a, b;
+    dd::async_wait_for_downloads(client, "o1", fast, recorder(a));
+    dd::async_wait_for_downloads(client, "o1", fast, recorder(b));
+    ioc.run();
+    EXPECT_EQ(a.ec, dd::api_errc::order_not_found);
+    EXPECT_EQ(b.ec, dd::api_errc::order_not_found);
+}
+
+TEST_F(watermark_test, a_new_wait_after_completion_polls_again)
+{
+    fake->expect(dd::http_method::get, path).respond(200, downloads("ready"));
+    fake->expect(dd::http_method::get, path).respond(200, downloads("ready"));
+    auto [ec1, d1] = run([&](auto tok) { return dd::async_wait_for_downloads(client, "o1", fast, tok); });
+    auto [ec2, d2] = run([&](auto tok) { return dd::async_wait_for_downloads(client, "o1", fast, tok); });
+    EXPECT_FALSE(ec1);
+    EXPECT_FALSE(ec2);
+    EXPECT_EQ(fake->requests().size(), 2u);
+}
+
+TEST(watermark_backoff, intervals)
+{
+    dd::watermark_wait_options o;
+    std::vector<long> seen;
+    std::chrono::milliseconds d = o.initial_interval;
+    for (int i = 0; i < 8; ++i)
+    {
+        seen.push_back(static_cast<long>(d.count()));
+        d = dd::detail::next_poll_interval(d, o);
+    }
+    EXPECT_EQ(seen, (std::vector<long>{1000, 1500, 2250, 3375, 5062, 7593, 10000, 10000}));
+}
+
+}  // namespace
