@@ -1,0 +1,24 @@
+# Compiles every public header on its own (header-only mode, -fsyntax-only):
+# each header includes what it uses. -DCXX=... -DINCLUDE_DIR=... -DWORK_DIR=...
+file(GLOB_RECURSE headers RELATIVE ${INCLUDE_DIR} ${INCLUDE_DIR}/*.hpp)
+file(MAKE_DIRECTORY ${WORK_DIR})
+set(failed "")
+foreach(h IN LISTS headers)
+    if(h MATCHES "/impl/" OR h MATCHES "src.hpp$")
+        continue()  # implementation files are included by their headers
+    endif()
+    string(MAKE_C_IDENTIFIER ${h} id)
+    file(WRITE ${WORK_DIR}/${id}.cpp "#include <${h}>\n#include <${h}>\n")
+    execute_process(COMMAND ${CXX} -std=c++20 -fsyntax-only -Wall -Wextra -Wno-missing-field-initializers -Werror
+                            -I${INCLUDE_DIR} ${WORK_DIR}/${id}.cpp
+                    RESULT_VARIABLE rc ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+        message("not self-contained: ${h}\n${err}")
+        list(APPEND failed ${h})
+    endif()
+endforeach()
+list(LENGTH headers n)
+if(failed)
+    message(FATAL_ERROR "headers that do not compile alone: ${failed}")
+endif()
+message("${n} headers compile on their own")
