@@ -1,0 +1,476 @@
+// The client against digital-delivery-sandbox over real sockets: rate
+// limiting (headers, 429, the client's limiter), plan quotas, presigned
+// upload signatures, and the purchase -> downloads -> watermark -> refund
+// flow. Labels: sandbox, integration. Suites that depend on the server's
+// state (bucket, quotas) start their own sandbox.
+#include "sandbox_harness.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <regex>
+#include <thread>
+
+using namespace dd_integ;
+using namespace std::chrono_literals;
+
+namespace {
+
+// ---- rate limiting ----------------------------------------------------------------
+
+// --rate-limit-points 4 --rate-limit-window-seconds 2: 4 points, 2 points per second.
+const std::vector<std::string> small_bucket = {"--seed-orders", "5", "--rate-limit-points", "4", "--rate-limit-window-seconds", "2"};
+
+TEST(RateLimitSandbox, snapshot_follows_the_server_headers)
+{
+    // The API's real bucket (40 points / 60 s). Three GETs sent around the
+    // client (straight through the transport) leave the server with fewer
+    // points than the client's estimate: the client's next response lowers
+    // the estimate and the snapshot shows the server's figures.
+    sandbox_env e({"--seed-orders", "5"}, "integ-key-rl-headers", dd::client_params{.retry = {.enabled = false}});
+    for (int i = 0; i < 3; ++i)
+    {
+        dd::http_request req;
+        req.url = e.sb.base_url() + "/orders?per_page=1";
+        req.headers.add("X-Auth-Token", e.sb.api_key());
+        const auto r = e.send(std::move(req));
+        ASSERT_EQ(r.status, 200u);
+        EXPECT_EQ(r.headers.find("X-RateLimit-Limit"), "40");
+        EXPECT_EQ(r.headers.find("X-RateLimit-Remaining"), std::to_string(39 - i));
+        ASSERT_TRUE(r.headers.find("X-RateLimit-Reset").has_value());
+    }
+
+    dd::diagnostics diag;
+    auto [ec, l] = e.run([&](auto t) { return dd::list_orders(e.client, {.per_page = 1}, diag, t); });
+    ASSERT_FALSE(ec) << diag.to_string();
+    const auto s = e.client.rate_limit();
+    EXPECT_EQ(s.source, dd::rate_limit_source::header);
+    EXPECT_EQ(s.limit, 40);
+    ASSERT_TRUE(s.remaining.has_value());
+    EXPECT_GE(*s.remaining, 35);  // 36 at the server (refill: 2 points every 3 s)
+    EXPECT_LE(*s.remaining, 37);
+    ASSERT_TRUE(s.reset.has_value());
+    const auto now = std::chrono::system_clock::now();
+    EXPECT_GT(*s.reset, now);                                                // when the bucket is full again
+    EXPECT_LT(*s.reset, now + 10s);                                          // 4 points at 1.5 s each, rounded up
+    EXPECT_EQ(s.reset->time_since_epoch() % std::chrono::seconds(1), std::chrono::system_clock::duration::zero())
+        << "the header's whole Unix seconds, not the client's estimate";
+}
+
+TEST(RateLimitSandbox, burst_without_client_limiter_gets_429_with_retry_after)
+{
+    sandbox_env e(small_bucket, "integ-key-rl-off", dd::client_params{.rate_limit = {.enabled = false}, .retry = {.enabled = false}});
+    dd::diagnostics diag;
+    int ok = 0;
+    dd::error_code first_failure;
+    for (int i = 0; i < 8 && !first_failure; ++i)
+    {
+        auto [ec, l] = e.run([&](auto t) { return dd::list_orders(e.client, {.per_page = 1}, diag, t); });
+        if (ec)
+            first_failure = ec;
+        else
+            ++ok;
+    }
+    EXPECT_EQ(ok, 4) << "4 points, 1 per GET";
+    EXPECT_EQ(first_failure, dd::api_errc::rate_limited) << first_failure.message() << " " << diag.to_string();
+    EXPECT_EQ(first_failure, dd::condition::rate_limited);
+    EXPECT_EQ(diag.http_status, 429u);
+    EXPECT_EQ(diag.server_message, "Rate limit exceeded");
+    ASSERT_TRUE(diag.retry_after.has_value()) << diag.to_string();
+    EXPECT_GE(*diag.retry_after, 1s);  // ceil, at least 1
+    EXPECT_LE(*diag.retry_after, 2s);
+    EXPECT_EQ(diag.attempts, 1u);
+    EXPECT_TRUE(dd::is_transient(first_failure));
+}
+
+TEST(RateLimitSandbox, same_burst_through_the_client_limiter_never_sees_429)
+{
+    // Limiter on, sized like the server's bucket. Retries are off so that a
+    // 429 could not hide behind a successful retry.
+    sandbox_env e(
+        small_bucket,
+        "integ-key-rl-on",
+        dd::client_params{.rate_limit = {.capacity = 4, .window = 2s}, .retry = {.enabled = false}}
+    );
+    constexpr int n = 10;  // 4 at once, then one every 0.5 s
+    std::vector<std::future<std::tuple<dd::error_code, dd::order_list>>> futs;
+    std::vector<dd::diagnostics> diags(n);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i)
+        futs.push_back(asio::co_spawn(
+            e.ioc,
+            dd::list_orders(e.client, {.per_page = 1}, diags[i], asio::as_tuple(asio::use_awaitable)),
+            asio::use_future
+        ));
+    int ok = 0;
+    for (int i = 0; i < n; ++i)
+    {
+        auto [ec, l] = wait_for(e.ioc, futs[i]);
+        EXPECT_FALSE(ec) << "request " << i << ": " << ec.message() << " " << diags[i].to_string();
+        EXPECT_NE(ec, dd::api_errc::rate_limited);
+        if (!ec)
+        {
+            ++ok;
+            EXPECT_EQ(l.orders.size(), 1u);
+        }
+    }
+    const auto elapsed = std::chrono::steady_clock::now() - t0;
+    EXPECT_EQ(ok, n);
+    EXPECT_GE(elapsed, 2500ms) << "the limiter paced the burst (6 points at 2 per second)";
+    EXPECT_LT(elapsed, 10s);
+
+    // Writes cost 2: a burst of 3 creates (6 points, on an empty bucket)
+    // through the limiter also passes.
+    constexpr int nw = 3;
+    std::vector<std::future<std::tuple<dd::error_code, dd::asset_with_upload>>> writes;
+    std::vector<dd::diagnostics> wdiags(nw);
+    for (int i = 0; i < nw; ++i)
+        writes.push_back(asio::co_spawn(
+            e.ioc,
+            dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "w" + std::to_string(i)}, wdiags[i],
+                             asio::as_tuple(asio::use_awaitable)),
+            asio::use_future
+        ));
+    for (int i = 0; i < nw; ++i)
+    {
+        auto [ec, a] = wait_for(e.ioc, writes[i]);
+        EXPECT_FALSE(ec) << "write " << i << ": " << ec.message() << " " << wdiags[i].to_string();
+    }
+}
+
+// ---- quotas -----------------------------------------------------------------------
+
+TEST(QuotaSandbox, asset_count_limit_and_delete_frees_at_once)
+{
+    sandbox_env e({"--seed-orders", "1", "--quota-asset-count", "2", "--no-rate-limit"}, "integ-key-quota-count",
+                  dd::client_params{.rate_limit = {.enabled = false}, .retry = {.enabled = false}});
+    dd::diagnostics diag;
+    std::vector<std::string> ids;
+    for (int i = 0; i < 2; ++i)
+    {
+        auto [ec, r] = e.run([&](auto t) {
+            return dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "k" + std::to_string(i)}, diag, t);
+        });
+        ASSERT_FALSE(ec) << diag.to_string();
+        ids.push_back(r.asset.id);
+    }
+    // An internal asset (never uploaded) is refused on count too.
+    for (const dd::new_asset& a : {dd::new_asset{.type = dd::asset_type::licence, .name = "third"},
+                                   dd::new_asset{.type = dd::asset_type::internal, .filename = "f.bin", .byte_size = 1}})
+    {
+        auto [ec, r] = e.run([&](auto t) { return dd::create_asset(e.client, a, diag, t); });
+        EXPECT_EQ(ec, dd::api_errc::asset_count_limit_exceeded) << ec.message() << " " << diag.to_string();
+        EXPECT_EQ(ec, dd::condition::quota_exceeded);
+        EXPECT_EQ(ec, dd::condition::validation);
+        EXPECT_EQ(diag.http_status, 422u);
+        EXPECT_EQ(diag.code, "asset_count_limit_exceeded");
+        EXPECT_TRUE(server_said(diag, "Asset count limit exceeded")) << diag.to_string();
+    }
+    auto [ec, l] = e.run([&](auto t) { return dd::list_assets(e.client, {}, diag, t); });
+    ASSERT_FALSE(ec);
+    EXPECT_EQ(l.pagination.total_count, 2) << "nothing was created by the refused calls";
+
+    auto [ec2] = e.run([&](auto t) { return dd::delete_asset(e.client, ids[0], diag, t); });
+    ASSERT_FALSE(ec2) << diag.to_string();
+    auto [ec3, r3] = e.run([&](auto t) { return dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "again"}, diag, t); });
+    EXPECT_FALSE(ec3) << "delete frees the quota at once: " << ec3.message() << " " << diag.to_string();
+}
+
+TEST(QuotaSandbox, asset_storage_limit_on_declared_size_and_replace_growth)
+{
+    sandbox_env e({"--seed-orders", "1", "--quota-storage-bytes", "1000", "--no-rate-limit"}, "integ-key-quota-storage",
+                  dd::client_params{.rate_limit = {.enabled = false}, .retry = {.enabled = false}});
+    dd::diagnostics diag;
+    auto create = [&](std::int64_t size, const char* name) {
+        return e.run([&](auto t) {
+            return dd::create_asset(e.client, {.type = dd::asset_type::internal, .filename = name, .byte_size = size}, diag, t);
+        });
+    };
+    // 600 declared, never uploaded: it still counts.
+    auto [ec, big] = create(600, "big.bin");
+    ASSERT_FALSE(ec) << diag.to_string();
+    auto [ec2, r2] = create(500, "too-much.bin");
+    EXPECT_EQ(ec2, dd::api_errc::asset_storage_limit_exceeded) << ec2.message() << " " << diag.to_string();
+    EXPECT_EQ(ec2, dd::condition::quota_exceeded);
+    EXPECT_EQ(diag.http_status, 422u);
+    EXPECT_EQ(diag.code, "asset_storage_limit_exceeded");
+    EXPECT_TRUE(server_said(diag, "Asset storage limit exceeded")) << diag.to_string();
+    // External and licence assets take no storage.
+    auto [ec3, ext] = e.run([&](auto t) {
+        return dd::create_asset(e.client, {.type = dd::asset_type::external, .external_url = "https://cdn.example.com/q.pdf"}, diag, t);
+    });
+    EXPECT_FALSE(ec3) << diag.to_string();
+
+    // Replace is checked on the growth: 600 -> 900 fits (+300), 600 -> 1100 does not.
+    auto [ec4, rep] = e.run([&](auto t) { return dd::replace_asset(e.client, big.asset.id, {.filename = "big2.bin", .byte_size = 1100}, diag, t); });
+    EXPECT_EQ(ec4, dd::api_errc::asset_storage_limit_exceeded) << ec4.message() << " " << diag.to_string();
+    auto [ec5, rep2] = e.run([&](auto t) { return dd::replace_asset(e.client, big.asset.id, {.filename = "big2.bin", .byte_size = 900}, diag, t); });
+    EXPECT_FALSE(ec5) << ec5.message() << " " << diag.to_string();
+
+    // Delete frees the storage at once.
+    auto [ec6] = e.run([&](auto t) { return dd::delete_asset(e.client, big.asset.id, diag, t); });
+    ASSERT_FALSE(ec6) << diag.to_string();
+    auto [ec7, r7] = create(1000, "all.bin");
+    EXPECT_FALSE(ec7) << "delete frees the quota at once: " << ec7.message() << " " << diag.to_string();
+}
+
+// ---- uploads and the purchase flow (one sandbox) ------------------------------------
+
+class FlowSandbox : public ::testing::Test
+{
+protected:
+    static inline std::unique_ptr<sandbox_env> env;
+    static void SetUpTestSuite()
+    {
+        env = std::make_unique<sandbox_env>(
+            std::vector<std::string>{"--seed-orders", "5", "--no-rate-limit", "--watermark-delay-ms", "300"},
+            "integ-key-flow",
+            dd::client_params{.rate_limit = {.enabled = false}, .retry = {.enabled = false}}
+        );
+    }
+    static void TearDownTestSuite() { env.reset(); }
+
+    sandbox_env& e = *env;
+    dd::diagnostics diag;
+
+    dd::asset_with_upload create_internal(const std::string& filename, std::int64_t size, const std::string& type, bool watermark = false)
+    {
+        auto [ec, r] = e.run([&](auto t) {
+            return dd::create_asset(
+                e.client,
+                {.type = dd::asset_type::internal, .filename = filename, .byte_size = size, .content_type = type, .watermark_asset = watermark},
+                diag,
+                t
+            );
+        });
+        EXPECT_FALSE(ec) << ec.message() << " " << diag.to_string();
+        EXPECT_TRUE(r.upload.has_value());
+        return r;
+    }
+
+    dd::order_downloads downloads(const std::string& order_id)
+    {
+        auto [ec, d] = e.run([&](auto t) { return dd::get_order_downloads(e.client, order_id, diag, t); });
+        EXPECT_FALSE(ec) << ec.message() << " " << diag.to_string();
+        return d;
+    }
+};
+
+TEST_F(FlowSandbox, upload_with_a_changed_header_is_signature_mismatch)
+{
+    const std::string body = "hello, storage\n";
+    const auto created = create_internal("notes.txt", static_cast<std::int64_t>(body.size()), "text/plain");
+    ASSERT_TRUE(created.upload.has_value());
+    const dd::upload_handle& up = *created.upload;
+
+    // Content-Type changed.
+    dd::http_headers changed = up.headers;
+    changed.set("Content-Type", "application/octet-stream");
+    const auto r1 = e.put_upload(up, body, &changed);
+    EXPECT_EQ(r1.status, 403u) << r1.body;
+    dd::diagnostics d1;
+    const dd::error_code ec1 = dd::detail::classify_storage_response(r1, &d1);
+    EXPECT_EQ(ec1, dd::api_errc::storage_signature_mismatch) << ec1.message() << " " << d1.to_string();
+    EXPECT_EQ(ec1, dd::condition::storage);
+    EXPECT_EQ(d1.http_status, 403u);
+    EXPECT_EQ(d1.code, "SignatureDoesNotMatch");
+    EXPECT_FALSE(d1.server_message.empty());
+    EXPECT_EQ(d1.to_string().find("X-Amz-Signature"), std::string::npos);
+
+    // Content-Disposition missing.
+    dd::http_headers missing = up.headers;
+    missing.erase("Content-Disposition");
+    const auto r2 = e.put_upload(up, body, &missing);
+    dd::diagnostics d2;
+    EXPECT_EQ(dd::detail::classify_storage_response(r2, &d2), dd::api_errc::storage_signature_mismatch) << r2.status << " " << r2.body;
+
+    // The exact headers: accepted (on a fresh connection after the refusals).
+    const auto r3 = e.put_upload(up, body);
+    EXPECT_EQ(r3.status, 200u) << r3.body;
+    EXPECT_FALSE(dd::detail::classify_storage_response(r3, nullptr));
+    EXPECT_TRUE(r3.headers.find("ETag").has_value());
+
+    // A download through the client's pipeline would now see the file; the
+    // asset's metadata is unchanged by the upload.
+    auto [ec, a] = e.run([&](auto t) { return dd::get_asset(e.client, created.asset.id, diag, t); });
+    ASSERT_FALSE(ec) << diag.to_string();
+    EXPECT_EQ(a.byte_size, static_cast<std::int64_t>(body.size()));
+    EXPECT_EQ(a.content_type, "text/plain");
+}
+
+TEST_F(FlowSandbox, purchase_downloads_watermark_and_refund)
+{
+    const std::int64_t product = 880000001;
+    const std::string pdf = "%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
+
+    // Internal PDF with watermarking, uploaded with a correct PUT.
+    const auto book = create_internal("handbook.pdf", static_cast<std::int64_t>(pdf.size()), "application/pdf", true);
+    ASSERT_TRUE(book.upload.has_value());
+    EXPECT_TRUE(book.asset.watermark_asset);
+    const auto put = e.put_upload(*book.upload, pdf);
+    ASSERT_EQ(put.status, 200u) << put.body;
+
+    // A licence asset with an autogenerated key, and the digital product.
+    auto [ec, lic] = e.run([&](auto t) {
+        return dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "Handbook key", .autogenerate_licence_key = true}, diag, t);
+    });
+    ASSERT_FALSE(ec) << diag.to_string();
+    auto [ec2, dp] = e.run([&](auto t) {
+        return dd::create_digital_product(e.client, {.store_product_id = product, .asset_ids = {book.asset.id, lic.asset.id}}, diag, t);
+    });
+    ASSERT_FALSE(ec2) << diag.to_string();
+
+    // The purchase delivers and queues a delivery email.
+    const std::string order_id =
+        e.purchase({{"store_product_id", product}, {"email", "reader@example.com"}, {"customer_name", "Rita Reader"}});
+    ASSERT_FALSE(order_id.empty());
+    auto [ec3, order] = e.run([&](auto t) { return dd::get_order(e.client, order_id, diag, t); });
+    ASSERT_FALSE(ec3) << diag.to_string();
+    EXPECT_EQ(order.download_count, 0);
+    bool delivered = false;
+    for (const auto& m : e.outbox())
+        if (m.as_object().at("kind") == "delivery" && m.as_object().at("order_id") == order_id.c_str())
+            delivered = m.as_object().at("to") == "reader@example.com";
+    EXPECT_TRUE(delivered);
+
+    // First downloads read: the PDF starts processing, the key is assigned.
+    const auto t0 = std::chrono::steady_clock::now();
+    dd::order_downloads d = downloads(order_id);
+    EXPECT_EQ(d.order_id, order_id);
+    EXPECT_EQ(d.order_name, order.name);
+    ASSERT_EQ(d.downloads.size(), 2u);
+    auto find = [](const dd::order_downloads& od, bool licence) -> const dd::download_entry* {
+        for (const auto& x : od.downloads)
+            if (x.is_licence_key == licence)
+                return &x;
+        return nullptr;
+    };
+    const dd::download_entry* file = find(d, false);
+    const dd::download_entry* key = find(d, true);
+    ASSERT_TRUE(file && key);
+    EXPECT_EQ(file->product_name, "Product " + std::to_string(product));
+    EXPECT_EQ(file->file_name, "handbook.pdf");
+    EXPECT_EQ(file->file_type, "application/pdf");
+    EXPECT_EQ(file->file_size_bytes, static_cast<std::int64_t>(pdf.size()));
+    EXPECT_EQ(file->watermark_status, dd::watermark_status::processing);
+    EXPECT_EQ(file->download_url, std::nullopt);
+    EXPECT_TRUE(file->downloadable) << "a processing entry can still be downloadable";
+    EXPECT_TRUE(file->awaiting_watermark());
+    EXPECT_TRUE(file->is_watermarked);
+    EXPECT_EQ(file->download_count, 0);
+    EXPECT_EQ(key->file_name, "Licence Key");
+    EXPECT_EQ(key->file_type, "licence/key");
+    EXPECT_EQ(key->file_size_bytes, 0);
+    EXPECT_TRUE(key->downloadable);
+    ASSERT_TRUE(key->licence_key.has_value());
+    EXPECT_TRUE(std::regex_match(*key->licence_key, std::regex("[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}")))
+        << *key->licence_key;
+    const std::string licence_key = *key->licence_key;
+    const std::string file_entry_id = file->id;
+
+    // Poll until ready (the sandbox's --watermark-delay-ms 300).
+    std::optional<std::string> url;
+    while (std::chrono::steady_clock::now() - t0 < 10s)
+    {
+        d = downloads(order_id);
+        file = find(d, false);
+        ASSERT_TRUE(file);
+        if (!file->awaiting_watermark())
+        {
+            url = file->download_url;
+            break;
+        }
+        std::this_thread::sleep_for(100ms);
+    }
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    ASSERT_TRUE(url.has_value()) << "never ready: " << file->watermark_status.str();
+    EXPECT_EQ(file->watermark_status, dd::watermark_status::ready);
+    EXPECT_EQ(file->id, file_entry_id) << "entry ids are stable";
+    EXPECT_GE(waited, 250ms);
+    EXPECT_EQ(url->rfind(e.sb.origin() + "/storage/", 0), 0u) << *url;
+    key = find(d, true);
+    ASSERT_TRUE(key);
+    EXPECT_EQ(key->licence_key, licence_key) << "the key stays assigned";
+
+    // Download through the signed URL: the watermarked copy (the sandbox's
+    // trailer line, docs/sandbox.md, with the email in angle brackets), counted.
+    const auto got = e.get_url(*url);
+    ASSERT_EQ(got.status, 200u) << got.body;
+    EXPECT_EQ(got.body.rfind(pdf, 0), 0u) << "the file starts with the uploaded body";
+    EXPECT_NE(got.body.find("% Watermarked for Rita Reader <reader@example.com> order " + order.name), std::string::npos) << got.body;
+    const auto cd = got.headers.find("Content-Disposition");
+    ASSERT_TRUE(cd.has_value());
+    EXPECT_EQ(cd->rfind("attachment", 0), 0u) << *cd;
+    d = downloads(order_id);
+    file = find(d, false);
+    ASSERT_TRUE(file);
+    EXPECT_EQ(file->download_count, 1);
+    auto [ec4, order2] = e.run([&](auto t) { return dd::get_order(e.client, order_id, diag, t); });
+    ASSERT_FALSE(ec4) << diag.to_string();
+    EXPECT_EQ(order2.download_count, 1);
+
+    // Refund revokes access.
+    auto refund = e.sandbox(dd::http_method::post, "/sandbox/orders/" + order_id + "/refund");
+    ASSERT_EQ(refund.status, 200u) << json::serialize(refund.body);
+    EXPECT_EQ(refund.body.as_object().at("order").as_object().at("financial_status"), "refunded");
+    auto [ec5, order3] = e.run([&](auto t) { return dd::get_order(e.client, order_id, diag, t); });
+    ASSERT_FALSE(ec5) << diag.to_string();
+    EXPECT_EQ(order3.financial_status, dd::financial_status::refunded);
+    d = downloads(order_id);
+    ASSERT_EQ(d.downloads.size(), 2u);
+    for (const auto& x : d.downloads)
+    {
+        EXPECT_TRUE(x.access_revoked) << x.file_name;
+        EXPECT_FALSE(x.downloadable) << x.file_name;
+        EXPECT_EQ(x.download_url, std::nullopt) << x.file_name;
+        EXPECT_FALSE(x.awaiting_watermark());
+    }
+    // The URL handed out before the refund no longer works.
+    const auto denied = e.get_url(*url);
+    dd::diagnostics dd_;
+    EXPECT_EQ(dd::detail::classify_storage_response(denied, &dd_), dd::api_errc::storage_access_denied)
+        << denied.status << " " << denied.body;
+    EXPECT_EQ(dd_.code, "AccessDenied");
+}
+
+TEST_F(FlowSandbox, cancel_revokes_access_and_notify_buyers_reaches_buyers)
+{
+    const std::int64_t product = 880000002;
+    auto [ec, ext] = e.run([&](auto t) {
+        return dd::create_asset(e.client, {.type = dd::asset_type::external, .external_url = "https://cdn.example.com/ext/song.mp3"}, diag, t);
+    });
+    ASSERT_FALSE(ec) << diag.to_string();
+    auto [ec2, dp] = e.run([&](auto t) {
+        return dd::create_digital_product(e.client, {.store_product_id = product, .asset_ids = {ext.asset.id}}, diag, t);
+    });
+    ASSERT_FALSE(ec2) << diag.to_string();
+    const std::string a = e.purchase({{"store_product_id", product}, {"email", "a@example.com"}, {"customer_name", "A"}});
+    const std::string b = e.purchase({{"store_product_id", product}, {"email", "b@example.com"}, {"customer_name", "B"}});
+    const std::string no_email = e.purchase({{"store_product_id", product}});
+    ASSERT_FALSE(a.empty() || b.empty() || no_email.empty());
+
+    // External files: the URL as is, not counted.
+    dd::order_downloads d = downloads(a);
+    ASSERT_EQ(d.downloads.size(), 1u);
+    EXPECT_EQ(d.downloads[0].download_url, "https://cdn.example.com/ext/song.mp3");
+    EXPECT_EQ(d.downloads[0].watermark_status, dd::watermark_status::not_applicable);
+
+    auto cancel = e.sandbox(dd::http_method::post, "/sandbox/orders/" + b + "/cancel");
+    ASSERT_EQ(cancel.status, 200u);
+    auto [ec3, ob] = e.run([&](auto t) { return dd::get_order(e.client, b, diag, t); });
+    ASSERT_FALSE(ec3);
+    EXPECT_EQ(ob.financial_status, dd::financial_status::voided);
+    d = downloads(b);
+    ASSERT_EQ(d.downloads.size(), 1u);
+    EXPECT_TRUE(d.downloads[0].access_revoked);
+    EXPECT_FALSE(d.downloads[0].downloadable);
+    EXPECT_EQ(d.downloads[0].download_url, std::nullopt);
+
+    // notify_buyers: orders with an email (the one without is skipped).
+    auto [ec4, nb] = e.run([&](auto t) { return dd::notify_buyers(e.client, dp.id, diag, t); });
+    ASSERT_FALSE(ec4) << diag.to_string();
+    EXPECT_EQ(nb.notified_count, 2);
+    EXPECT_EQ(nb.digital_product_id, dp.id);
+}
+
+}  // namespace
