@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Upload benchmark (issue 6): a 2 GiB PUT through a local nginx
+# (client_max_body_size 0, proxy_request_buffering off) to an upstream that
+# reads and discards every byte, measured side by side in one run:
+#   ours     digital_delivery::async_upload_asset over beast_transport
+#            (POST /assets, streamed PUT, GET /assets/{id})
+#   libcurl  easy handle with a read callback (same headers, 64 KiB buffer)
+#   curl -T  the curl command line
+# Each is run REPS times (default 3) under /usr/bin/time -v; prints a markdown
+# table with the median MB/s (2147483648 bytes / wall time of the PUT as the
+# program measures it; curl -T: wall time of the process) and the largest
+# peak RSS. Usage: benchmarks/upload/run.sh [BUILD_DIR]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+build="${1:-$root/build-upload/bench}"
+reps="${REPS:-3}"
+mkdir -p "$build"
+CXX="${CXX:-g++-12}"
+FLAGS="-std=c++20 -O2 -DNDEBUG -Wall -Wextra -Wno-missing-field-initializers -DDIGITAL_DELIVERY_SEPARATE_COMPILATION -I$root/include"
+
+# --- build: the library compiled once (src.hpp) + the driver ---------------------
+echo '#include <digital_delivery/src.hpp>' > "$build/dd_src.cpp"
+if [[ ! -f "$build/dd_src.o" || -n "$(find "$root/include" -newer "$build/dd_src.o" -name '*.?pp' | head -1)" ]]; then
+    $CXX $FLAGS -c "$build/dd_src.cpp" -o "$build/dd_src.o"
+fi
+if [[ ! -x "$build/upload_bench" || "$here/upload_bench.cpp" -nt "$build/upload_bench" || "$build/dd_src.o" -nt "$build/upload_bench" ]]; then
+    $CXX $FLAGS -c "$here/upload_bench.cpp" -o "$build/upload_bench.o"
+    $CXX "$build/upload_bench.o" "$build/dd_src.o" -o "$build/upload_bench" \
+        -lboost_json -lboost_url -lssl -lcrypto -lcurl -lpthread
+fi
+bench="$build/upload_bench"
+
+# --- a sparse 2 GiB file, the discarding upstream, nginx -------------------------------
+dir="$(mktemp -d /tmp/dd-upload-bench-XXXXXX)"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$dir"; }
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port="$(free_port)"; up="$(free_port)"
+truncate -s 2147483648 "$dir/body.bin"
+python3 "$here/discard_upstream.py" "$up" "$port" &
+pids+=($!)
+mkdir -p "$dir/www"
+cat > "$dir/nginx.conf" <<CONF
+daemon off; master_process off; worker_processes 1; pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 1024; }
+http {
+    client_body_temp_path $dir/cb; proxy_temp_path $dir/px; fastcgi_temp_path $dir/fc;
+    uwsgi_temp_path $dir/uw; scgi_temp_path $dir/sc;
+    access_log off; keepalive_timeout 75s;
+    client_max_body_size 0;
+    client_body_buffer_size 256k;
+    proxy_request_buffering off;
+    proxy_http_version 1.1;
+    server {
+        listen 127.0.0.1:$port;
+        location / { proxy_pass http://127.0.0.1:$up; proxy_set_header Connection ""; }
+    }
+}
+CONF
+/usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" &
+pids+=($!)
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/api/v1/external/assets/a1" && break; sleep 0.05; done
+
+put_url="http://127.0.0.1:$port/upload/bench.bin?X-Amz-Signature=x"
+measure() {  # name command... -> "MBps RSS_KiB"
+    local name="$1"; shift
+    /usr/bin/time -v -o "$dir/time.txt" "$@" > "$dir/out.txt" 2>"$dir/err.txt" || { cat "$dir/err.txt" >&2; return 1; }
+    local rss secs mbps
+    rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$dir/time.txt")
+    if [[ "$name" == "curl -T" ]]; then
+        secs=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$dir/time.txt" | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
+        mbps=$(python3 -c "print(round(2147483648/1e6/$secs, 1))")
+    else
+        mbps=$(awk '{print $4}' "$dir/out.txt")
+    fi
+    echo "$mbps $rss"
+}
+
+declare -A results
+for ((i = 0; i < reps; ++i)); do
+    results[ours]+="$(measure ours "$bench" ours "http://127.0.0.1:$port/api/v1/external" "$dir/body.bin")"$'\n'
+    results[libcurl]+="$(measure libcurl "$bench" libcurl "$put_url" "$dir/body.bin")"$'\n'
+    results["curl -T"]+="$(measure "curl -T" curl -sS -o /dev/null -f -H 'Content-Type: application/octet-stream' \
+        -H 'Content-Disposition: inline; filename="bench.bin"' -T "$dir/body.bin" "$put_url")"$'\n'
+done
+
+echo "2 GiB PUT via nginx 1.22 (loopback), $reps runs each, $(date -u +%Y-%m-%d), $(nproc) cores, $($CXX --version | head -1)"
+echo
+echo "| client | MB/s (median) | MB/s (all runs) | peak RSS (max of runs) |"
+echo "|---|---|---|---|"
+for name in ours libcurl "curl -T"; do
+    python3 - "$name" "${results[$name]}" <<'PY'
+import statistics, sys
+rows = [l.split() for l in sys.argv[2].strip().splitlines()]
+mb = [float(r[0]) for r in rows]; rss = max(int(r[1]) for r in rows)
+print("| %s | %.0f | %s | %.1f MiB |" % (sys.argv[1], statistics.median(mb), " / ".join("%.0f" % x for x in mb), rss / 1024))
+PY
+done
