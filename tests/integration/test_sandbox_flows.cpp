@@ -473,4 +473,195 @@ TEST_F(FlowSandbox, cancel_revokes_access_and_notify_buyers_reaches_buyers)
     EXPECT_EQ(nb.digital_product_id, dp.id);
 }
 
+TEST_F(FlowSandbox, unicode_and_quoted_filenames_upload_with_their_exact_headers)
+{
+    // Content-Disposition carries an escaped quoted form plus filename*; the
+    // transport must send both signed headers byte for byte.
+    for (const std::string& name : {std::string("Caf\xc3\xa9 menu.pdf"), std::string("say \"hi\".txt")})
+    {
+        const std::string body(100, 'u');
+        const auto created = create_internal(name, 100, "application/octet-stream");
+        ASSERT_TRUE(created.upload.has_value());
+        const auto disp = created.upload->headers.find("Content-Disposition");
+        ASSERT_TRUE(disp.has_value());
+        EXPECT_EQ(disp->rfind("inline; filename=\"", 0), 0u) << *disp;
+        const auto r = e.put_upload(*created.upload, body);
+        EXPECT_EQ(r.status, 200u) << name << ": " << r.body;
+        auto [ec, a] = e.run([&](auto t) { return dd::get_asset(e.client, created.asset.id, diag, t); });
+        ASSERT_FALSE(ec) << diag.to_string();
+        EXPECT_EQ(a.filename, name);
+    }
+}
+
+TEST_F(FlowSandbox, storefront_ids_above_2_pow_53_round_trip_exactly)
+{
+    const std::int64_t product = 9007199254740993;  // 2^53 + 1
+    auto [ec, lic] = e.run([&](auto t) { return dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "big id"}, diag, t); });
+    ASSERT_FALSE(ec) << diag.to_string();
+    auto [ec2, dp] = e.run([&](auto t) {
+        return dd::create_digital_product(e.client, {.store_product_id = product, .store_variant_id = product + 2, .asset_ids = {lic.asset.id}}, diag, t);
+    });
+    ASSERT_FALSE(ec2) << diag.to_string();
+    EXPECT_EQ(dp.store_product_id, product);
+    EXPECT_EQ(dp.store_variant_id, product + 2);
+    auto [ec3, l] = e.run([&](auto t) { return dd::list_digital_products(e.client, {.store_product_id = product}, diag, t); });
+    ASSERT_FALSE(ec3) << diag.to_string();
+    ASSERT_EQ(l.digital_products.size(), 1u);
+    EXPECT_EQ(l.digital_products[0].id, dp.id);
+    const std::string order_id = e.purchase({{"store_product_id", product}, {"store_variant_id", product + 2}, {"email", "big@example.com"}});
+    auto [ec4, orders] = e.run([&](auto t) { return dd::list_orders(e.client, {.store_product_id = product}, diag, t); });
+    ASSERT_FALSE(ec4) << diag.to_string();
+    ASSERT_EQ(orders.orders.size(), 1u);
+    EXPECT_EQ(orders.orders[0].id, order_id);
+}
+
+TEST_F(FlowSandbox, returning_customer_keeps_the_licence_key_unless_upsert_always)
+{
+    auto key_of = [&](const std::string& order_id) -> std::string {
+        auto d = downloads(order_id);
+        for (const auto& x : d.downloads)
+            if (x.is_licence_key && x.licence_key)
+                return *x.licence_key;
+        ADD_FAILURE() << "no licence key for " << order_id;
+        return {};
+    };
+    auto [ec, lic] = e.run([&](auto t) {
+        return dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "Seat", .autogenerate_licence_key = true}, diag, t);
+    });
+    ASSERT_FALSE(ec) << diag.to_string();
+    auto [ec2, shared] = e.run([&](auto t) {
+        return dd::create_digital_product(e.client, {.store_product_id = 880000003, .asset_ids = {lic.asset.id}}, diag, t);
+    });
+    ASSERT_FALSE(ec2) << diag.to_string();
+    auto [ec3, unique] = e.run([&](auto t) {
+        return dd::create_digital_product(e.client, {.store_product_id = 880000004, .asset_ids = {lic.asset.id}, .upsert_always = true}, diag, t);
+    });
+    ASSERT_FALSE(ec3) << diag.to_string();
+    const std::string k1 = key_of(e.purchase({{"store_product_id", 880000003}, {"email", "again@example.com"}}));
+    const std::string k2 = key_of(e.purchase({{"store_product_id", 880000003}, {"email", "AGAIN@example.com"}}));
+    EXPECT_FALSE(k1.empty());
+    EXPECT_EQ(k1, k2) << "returning customer (same email, case-insensitive), same digital product";
+    const std::string u1 = key_of(e.purchase({{"store_product_id", 880000004}, {"email", "again@example.com"}}));
+    const std::string u2 = key_of(e.purchase({{"store_product_id", 880000004}, {"email", "again@example.com"}}));
+    EXPECT_NE(u1, u2) << "upsert_always: a unique key per order";
+}
+
+// ---- the sandbox clock: preorders, download limits and expiry ---------------------------
+
+TEST(ClockSandbox, preorder_is_released_at_the_launch_date)
+{
+    sandbox_env e({"--seed-orders", "1", "--no-rate-limit"}, "integ-key-preorder",
+                  dd::client_params{.rate_limit = {.enabled = false}, .retry = {.enabled = false}});
+    dd::diagnostics diag;
+    auto [ec, ext] = e.run([&](auto t) {
+        return dd::create_asset(e.client, {.type = dd::asset_type::external, .external_url = "https://cdn.example.com/pre/album.zip"}, diag, t);
+    });
+    ASSERT_FALSE(ec) << diag.to_string();
+    const auto launch = std::chrono::floor<std::chrono::milliseconds>(now_ts() + 2h + 5min);
+    auto [ec2, dp] = e.run([&](auto t) {
+        return dd::create_digital_product(
+            e.client,
+            {.store_product_id = 890000001,
+             .asset_ids = {ext.asset.id},
+             .custom_message = "Out soon",
+             .preorder_enabled = true,
+             .preorder_launch_date = launch,
+             .preorder_subject = "{{ shop.name }}: your album is here"},
+            diag,
+            t
+        );
+    });
+    ASSERT_FALSE(ec2) << ec2.message() << " " << diag.to_string();
+    EXPECT_EQ(dp.preorder_launch_date, launch);
+    const std::string order_id = e.purchase({{"store_product_id", 890000001}, {"email", "fan@example.com"}});
+
+    auto [ec3, d] = e.run([&](auto t) { return dd::get_order_downloads(e.client, order_id, diag, t); });
+    ASSERT_FALSE(ec3) << diag.to_string();
+    ASSERT_EQ(d.downloads.size(), 1u);
+    EXPECT_TRUE(d.downloads[0].is_preorder);
+    EXPECT_EQ(d.downloads[0].preorder_available_at, launch);
+    EXPECT_FALSE(d.downloads[0].preorder_released);
+    EXPECT_FALSE(d.downloads[0].downloadable);
+    EXPECT_EQ(d.downloads[0].download_url, std::nullopt);
+
+    auto clock = e.sandbox(dd::http_method::post, "/sandbox/clock", json::value{{"advance_seconds", 3 * 3600}});
+    ASSERT_EQ(clock.status, 200u) << json::serialize(clock.body);
+    EXPECT_EQ(clock.body.as_object().at("offset_ms").to_number<std::int64_t>(), 3 * 3600 * 1000);
+
+    auto [ec4, d2] = e.run([&](auto t) { return dd::get_order_downloads(e.client, order_id, diag, t); });
+    ASSERT_FALSE(ec4) << diag.to_string();
+    ASSERT_EQ(d2.downloads.size(), 1u);
+    EXPECT_TRUE(d2.downloads[0].is_preorder);
+    EXPECT_TRUE(d2.downloads[0].preorder_released);
+    EXPECT_TRUE(d2.downloads[0].downloadable);
+    EXPECT_EQ(d2.downloads[0].download_url, "https://cdn.example.com/pre/album.zip");
+    bool mailed = false;
+    for (const auto& m : e.outbox())
+        if (m.as_object().at("kind") == "preorder" && m.as_object().at("order_id") == order_id.c_str())
+        {
+            mailed = true;
+            EXPECT_EQ(m.as_object().at("subject"), "Sandbox Store: your album is here");
+            EXPECT_EQ(m.as_object().at("to"), "fan@example.com");
+        }
+    EXPECT_TRUE(mailed);
+}
+
+TEST(ClockSandbox, download_limit_and_expiry_make_entries_undownloadable)
+{
+    sandbox_env e({"--seed-orders", "1", "--no-rate-limit", "--download-limit", "1", "--download-days", "30"}, "integ-key-limits",
+                  dd::client_params{.rate_limit = {.enabled = false}, .retry = {.enabled = false}});
+    dd::diagnostics diag;
+    const std::string body = "plain file body";
+    auto [ec, file] = e.run([&](auto t) {
+        return dd::create_asset(e.client, {.type = dd::asset_type::internal, .filename = "file.txt", .byte_size = static_cast<std::int64_t>(body.size()), .content_type = "text/plain"}, diag, t);
+    });
+    ASSERT_FALSE(ec) << diag.to_string();
+    ASSERT_EQ(e.put_upload(*file.upload, body).status, 200u);
+    auto [ec2, dp] = e.run([&](auto t) {
+        return dd::create_digital_product(e.client, {.store_product_id = 890000002, .asset_ids = {file.asset.id}}, diag, t);
+    });
+    ASSERT_FALSE(ec2) << diag.to_string();
+    const std::string a = e.purchase({{"store_product_id", 890000002}, {"email", "lim@example.com"}});
+    const std::string b = e.purchase({{"store_product_id", 890000002}, {"email", "exp@example.com"}});
+    auto [ec3, order_a] = e.run([&](auto t) { return dd::get_order(e.client, a, diag, t); });
+    ASSERT_FALSE(ec3);
+
+    auto entry = [&](const std::string& id) {
+        auto [ec, d] = e.run([&](auto t) { return dd::get_order_downloads(e.client, id, diag, t); });
+        EXPECT_FALSE(ec) << diag.to_string();
+        EXPECT_EQ(d.downloads.size(), 1u);
+        return d.downloads.empty() ? dd::download_entry{} : d.downloads[0];
+    };
+    dd::download_entry x = entry(a);
+    EXPECT_EQ(x.watermark_status, dd::watermark_status::not_applicable);
+    EXPECT_EQ(x.download_limit, 1);
+    ASSERT_TRUE(x.expires_at.has_value());
+    EXPECT_EQ(*x.expires_at, order_a.created_at + std::chrono::days(30));
+    EXPECT_FALSE(x.download_expired);
+    ASSERT_TRUE(x.downloadable);
+    ASSERT_TRUE(x.download_url.has_value());
+    const std::string url = *x.download_url;
+    const auto got = e.get_url(url);
+    ASSERT_EQ(got.status, 200u) << got.body;
+    EXPECT_EQ(got.body, body) << "not watermarked: the raw file";
+
+    // Limit reached: not downloadable, no URL, the old URL refused.
+    x = entry(a);
+    EXPECT_EQ(x.download_count, 1);
+    EXPECT_TRUE(x.download_limit_reached);
+    EXPECT_FALSE(x.downloadable);
+    EXPECT_EQ(x.download_url, std::nullopt);
+    dd::diagnostics sd;
+    EXPECT_EQ(dd::detail::classify_storage_response(e.get_url(url), &sd), dd::api_errc::storage_access_denied) << sd.to_string();
+
+    // 31 days later: expired.
+    x = entry(b);
+    EXPECT_TRUE(x.downloadable);
+    ASSERT_EQ(e.sandbox(dd::http_method::post, "/sandbox/clock", json::value{{"advance_seconds", 31 * 86400}}).status, 200u);
+    x = entry(b);
+    EXPECT_TRUE(x.download_expired);
+    EXPECT_FALSE(x.downloadable);
+    EXPECT_EQ(x.download_url, std::nullopt);
+}
+
 }  // namespace
