@@ -954,4 +954,68 @@ TEST_F(ClientSandbox, rate_limit_snapshot_reflects_the_headers)
     EXPECT_EQ(s2.limit, 100000);
 }
 
+// ---- encoding, default token, concurrency ------------------------------------------
+
+TEST_F(ClientSandbox, ids_with_reserved_characters_stay_one_path_segment)
+{
+    for (const std::string id : {"a b", "a/b", "a?b", "a#b", "%41", "caf\xc3\xa9"})
+    {
+        auto [ec, r] = e.run([&](auto t) { return dd::get_order(e.client, id, diag, t); });
+        EXPECT_EQ(ec, dd::api_errc::order_not_found) << "id '" << id << "': " << ec.message() << " " << diag.to_string();
+        EXPECT_EQ(diag.server_message, "Order not found") << id;
+        auto [ec2, r2] = e.run([&](auto t) { return dd::get_order_downloads(e.client, id, diag, t); });
+        EXPECT_EQ(ec2, dd::api_errc::order_not_found) << "id '" << id << "': " << ec2.message() << " " << diag.to_string();
+    }
+}
+
+TEST_F(ClientSandbox, query_values_with_reserved_characters_are_encoded)
+{
+    const std::string plus = e.purchase({{"store_product_id", 990000001}, {"email", "plus+tag@example.com"}});
+    const std::string amp = e.purchase({{"store_product_id", 990000001}, {"email", "a&b=c@example.com"}});
+    ASSERT_FALSE(plus.empty() || amp.empty());
+    EXPECT_EQ(as_set(ids_of({.email = "plus+tag"})), as_set({plus})) << "'+' must reach the server as a plus, not a space";
+    EXPECT_EQ(as_set(ids_of({.q = "a&b=c"})), as_set({amp}));
+    EXPECT_TRUE(ids_of({.q = "#no such thing?"}).empty());
+    EXPECT_TRUE(ids_of({.email = "plus tag"}).empty());
+}
+
+TEST_F(ClientSandbox, default_deferred_token_returns_values_and_throws_typed_errors)
+{
+    auto body = [&]() -> asio::awaitable<std::pair<std::string, dd::error_code>> {
+        dd::order_list l = co_await dd::list_orders(e.client, {.per_page = 1});
+        dd::error_code caught;
+        try
+        {
+            co_await dd::get_order(e.client, missing_id);
+        }
+        catch (const boost::system::system_error& ex)
+        {
+            caught = ex.code();
+        }
+        co_return std::pair{l.orders.empty() ? std::string() : l.orders[0].id, caught};
+    };
+    auto fut = asio::co_spawn(e.ioc, body(), asio::use_future);
+    auto [first, caught] = wait_for(e.ioc, fut);
+    EXPECT_FALSE(first.empty());
+    EXPECT_EQ(caught, dd::api_errc::order_not_found);
+}
+
+TEST_F(ClientSandbox, many_concurrent_requests_share_the_connection_pool)
+{
+    const std::vector<dd::order> all = all_orders();
+    ASSERT_GE(all.size(), 40u);
+    constexpr std::size_t n = 40;  // more than the 8 pooled connections
+    std::vector<std::future<std::tuple<dd::error_code, dd::order>>> futs;
+    std::vector<dd::diagnostics> diags(n);
+    for (std::size_t i = 0; i < n; ++i)
+        futs.push_back(asio::co_spawn(e.ioc, dd::get_order(e.client, all[i].id, diags[i], asio::as_tuple(asio::use_awaitable)), asio::use_future));
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        auto [ec, o] = wait_for(e.ioc, futs[i]);
+        EXPECT_FALSE(ec) << i << ": " << ec.message() << " " << diags[i].to_string();
+        EXPECT_EQ(o.id, all[i].id);
+        EXPECT_EQ(o.name, all[i].name);
+    }
+}
+
 }  // namespace

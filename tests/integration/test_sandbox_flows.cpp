@@ -138,6 +138,27 @@ TEST(RateLimitSandbox, same_burst_through_the_client_limiter_never_sees_429)
     }
 }
 
+TEST(RateLimitSandbox, default_retry_policy_waits_out_429_for_writes_without_duplicates)
+{
+    // Limiter off, retries as configured by default: a 429 (refused, not
+    // processed) is retried after Retry-After, even for a POST, and nothing
+    // is created twice.
+    sandbox_env e(small_bucket, "integ-key-rl-retry", dd::client_params{.rate_limit = {.enabled = false}});
+    dd::diagnostics diag;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 4; ++i)  // 8 points against a bucket of 4
+    {
+        auto [ec, r] = e.run([&](auto t) {
+            return dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "retry-" + std::to_string(i)}, diag, t);
+        });
+        EXPECT_FALSE(ec) << i << ": " << ec.message() << " " << diag.to_string();
+    }
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 1500ms) << "two of the creates waited for Retry-After";
+    auto [ec, l] = e.run([&](auto t) { return dd::list_assets(e.client, {.per_page = 250}, diag, t); });
+    ASSERT_FALSE(ec) << diag.to_string();
+    EXPECT_EQ(l.pagination.total_count, 4);
+}
+
 // ---- quotas -----------------------------------------------------------------------
 
 TEST(QuotaSandbox, asset_count_limit_and_delete_frees_at_once)
