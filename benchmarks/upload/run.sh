@@ -3,7 +3,8 @@
 # (client_max_body_size 0, proxy_request_buffering off) to an upstream that
 # reads and discards every byte, measured side by side in one run:
 #   ours     digital_delivery::async_upload_asset over beast_transport
-#            (POST /assets, streamed PUT, GET /assets/{id})
+#            (POST /assets, streamed PUT, GET /assets/{id}); default 64 KiB
+#            chunks, and beast_transport_params::upload_chunk_size = 256 KiB
 #   libcurl  easy handle with a read callback (same headers, 64 KiB buffer)
 #   curl -T  the curl command line
 # Each is run REPS times (default 3) under /usr/bin/time -v; prints a markdown
@@ -62,7 +63,7 @@ http {
 CONF
 /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" &
 pids+=($!)
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/api/v1/external/assets/a1" && break; sleep 0.05; done
+for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$port/api/v1/external/assets/a1" && break; sleep 0.05; done
 
 put_url="http://127.0.0.1:$port/upload/bench.bin?X-Amz-Signature=x"
 measure() {  # name command... -> "MBps RSS_KiB"
@@ -82,6 +83,7 @@ measure() {  # name command... -> "MBps RSS_KiB"
 declare -A results
 for ((i = 0; i < reps; ++i)); do
     results[ours]+="$(measure ours "$bench" ours "http://127.0.0.1:$port/api/v1/external" "$dir/body.bin")"$'\n'
+    results["ours, 256 KiB chunks"]+="$(UPLOAD_CHUNK=262144 measure ours "$bench" ours "http://127.0.0.1:$port/api/v1/external" "$dir/body.bin")"$'\n'
     results[libcurl]+="$(measure libcurl "$bench" libcurl "$put_url" "$dir/body.bin")"$'\n'
     results["curl -T"]+="$(measure "curl -T" curl -sS -o /dev/null -f -H 'Content-Type: application/octet-stream' \
         -H 'Content-Disposition: inline; filename="bench.bin"' -T "$dir/body.bin" "$put_url")"$'\n'
@@ -91,7 +93,7 @@ echo "2 GiB PUT via nginx 1.22 (loopback), $reps runs each, $(date -u +%Y-%m-%d)
 echo
 echo "| client | MB/s (median) | MB/s (all runs) | peak RSS (max of runs) |"
 echo "|---|---|---|---|"
-for name in ours libcurl "curl -T"; do
+for name in ours "ours, 256 KiB chunks" libcurl "curl -T"; do
     python3 - "$name" "${results[$name]}" <<'PY'
 import statistics, sys
 rows = [l.split() for l in sys.argv[2].strip().splitlines()]

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -32,7 +33,11 @@ namespace {
 int run_ours(const std::string& base, const std::string& file)
 {
     asio::io_context ioc(1);
-    dd::beast_transport t(ioc.get_executor());
+    // UPLOAD_CHUNK=N overrides beast_transport_params::upload_chunk_size (default 64 KiB).
+    dd::beast_transport_params tp;
+    if (const char* c = std::getenv("UPLOAD_CHUNK"); c && *c)
+        tp.upload_chunk_size = std::strtoul(c, nullptr, 10);
+    dd::beast_transport t(ioc.get_executor(), tp);
     dd::client c(t, {.base_url = base, .api_key = "bench-key"});
     dd::error_code ec;
     auto src = dd::file_source::open(file, ec);
