@@ -74,9 +74,12 @@ struct beast_transport_params
     /// uploads, sending the body: set http_request::timeout for big uploads.
     std::chrono::milliseconds request_timeout{60'000};
 
-    /// A pooled connection that stayed unused this long is closed
-    /// (default: 30 s). Keep it below the server's keep-alive timeout
-    /// (nginx: 75 s) so that reused connections are rarely found closed.
+    /// A pooled connection that stayed unused this long is closed instead of
+    /// being reused (default: 30 s). Keep it below the server's keep-alive
+    /// timeout (nginx: 75 s) so that reused connections are rarely found
+    /// closed. Expiry is checked when the pool is used (no timer stays
+    /// pending, so an idle pool never keeps io_context::run() from
+    /// returning); destroying the last transport handle closes everything.
     std::chrono::milliseconds idle_timeout{30'000};
 
     /// Largest response body accepted (default: 16 MiB: the largest list page

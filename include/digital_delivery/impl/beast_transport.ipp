@@ -120,8 +120,7 @@ public:
         : ex_(std::move(ex)),
           strand_(boost::asio::make_strand(ex_)),
           params_(std::move(p)),
-          ctx_(bt::ssl::context::tls_client),
-          sweeper_(strand_)
+          ctx_(bt::ssl::context::tls_client)
     {
         if (params_.max_connections_per_host == 0)
             params_.max_connections_per_host = 1;
@@ -148,15 +147,11 @@ public:
     beast_transport_params params_;
     bt::ssl::context ctx_;
     std::unordered_map<std::string, bt::host_pool> pools_;
-    boost::asio::steady_timer sweeper_;
-    bool sweeper_armed_ = false;
 
     void start(http_request req, transport_handler h);
 
     // --- pool (strand only) ---
     void release(const std::string& key, bt::conn_ptr c, bool reusable);
-    void arm_sweeper();
-    void sweep();
 };
 
 namespace bt {
@@ -822,50 +817,17 @@ inline void beast_transport_impl::release(const std::string& key, bt::conn_ptr c
         w->wait_timer.cancel();
         return;
     }
-    c->idle_since = bt::clock::now();
-    hp->idle.push_back(std::move(c));
-    arm_sweeper();
-}
-
-inline void beast_transport_impl::arm_sweeper()
-{
-    if (sweeper_armed_)
-        return;
-    sweeper_armed_ = true;
-    sweeper_.expires_after(params_.idle_timeout);
-    sweeper_.async_wait([w = weak_from_this()](error_code ec) {
-        auto self = w.lock();
-        if (!self)
-            return;
-        self->sweeper_armed_ = false;
-        if (!ec)
-            self->sweep();
-    });
-}
-
-inline void beast_transport_impl::sweep()
-{
+    // Idle expiry is lazy (here and in acquire): no timer is kept pending, so
+    // an idle pool never keeps io_context::run() from returning.
     const auto now = bt::clock::now();
-    bool any_left = false;
-    for (auto& [key, hp] : pools_)
+    while (!hp->idle.empty() && now - hp->idle.front()->idle_since >= params_.idle_timeout)
     {
-        auto& idle = hp.idle;
-        const auto n = idle.size();
-        idle.erase(std::remove_if(idle.begin(), idle.end(),
-                                  [&](const bt::conn_ptr& c) {
-                                      if (now - c->idle_since >= params_.idle_timeout)
-                                      {
-                                          c->close();
-                                          return true;
-                                      }
-                                      return false;
-                                  }),
-                   idle.end());
-        hp.total -= n - idle.size();
-        any_left = any_left || !idle.empty();
+        hp->idle.front()->close();
+        hp->idle.erase(hp->idle.begin());
+        --hp->total;
     }
-    if (any_left)
-        arm_sweeper();
+    c->idle_since = now;
+    hp->idle.push_back(std::move(c));
 }
 
 inline void beast_transport_impl::start(http_request req, transport_handler h)
