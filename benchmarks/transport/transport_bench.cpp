@@ -1,0 +1,169 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+// Transport benchmark (not a test): GETs against a local nginx serving static
+// files, with
+//   ours  - digital_delivery::beast_transport (the full transport path:
+//           URL validation, pool, watchdog timer, http_response conversion)
+//   beast - a hand-written Beast coroutine client (one connection per
+//           coroutine, reserved 64 KiB flat_buffer, request built once)
+//   curl  - a libcurl easy handle with keep-alive (one connection only)
+//
+// usage: transport_bench MODE PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]
+// Prints "requests seconds requests_per_second". Run by run.sh.
+
+#include <digital_delivery/beast_transport.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+#include <curl/curl.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace dd = digital_delivery;
+
+namespace {
+
+std::size_t g_bytes = 0;
+int g_failed = 0;
+
+void run_ours(unsigned short port, const std::string& path, long n, long in_flight, long conns)
+{
+    asio::io_context ioc(1);
+    dd::beast_transport_params p;
+    p.max_connections_per_host = static_cast<std::size_t>(conns);
+    dd::beast_transport t(ioc.get_executor(), p);
+    const std::string url = "http://127.0.0.1:" + std::to_string(port) + path;
+    long started = 0;
+    struct starter
+    {
+        dd::beast_transport& t;
+        const std::string& url;
+        long& started;
+        long n;
+        void operator()()
+        {
+            if (started >= n)
+                return;
+            ++started;
+            dd::http_request req;
+            req.url = url;
+            req.idempotent = true;
+            t.async_send(std::move(req), [this](dd::error_code ec, dd::http_response r) {
+                if (ec || r.status != 200)
+                    ++g_failed;
+                g_bytes += r.body.size();
+                (*this)();
+            });
+        }
+    } s{t, url, started, n};
+    for (long i = 0; i < in_flight; ++i)
+        s();
+    ioc.run();
+}
+
+asio::awaitable<void> beast_worker(unsigned short port, std::string path, long n)
+{
+    auto ex = co_await asio::this_coro::executor;
+    asio::ip::tcp::socket sock(ex);
+    co_await sock.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
+    sock.set_option(asio::ip::tcp::no_delay(true));
+    beast::flat_buffer buf;
+    buf.reserve(64 * 1024);
+    http::request<http::empty_body> req{http::verb::get, path, 11};
+    req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
+    req.set(http::field::user_agent, "bench");
+    for (long i = 0; i < n; ++i)
+    {
+        co_await http::async_write(sock, req, asio::use_awaitable);
+        http::response_parser<http::string_body> p;
+        p.body_limit(16 * 1024 * 1024);
+        co_await http::async_read(sock, buf, p, asio::use_awaitable);
+        if (p.get().result_int() != 200)
+            ++g_failed;
+        g_bytes += p.get().body().size();
+    }
+}
+
+void run_beast(unsigned short port, const std::string& path, long n, long conns)
+{
+    asio::io_context ioc(1);
+    for (long c = 0; c < conns; ++c)
+        asio::co_spawn(ioc, beast_worker(port, path, n / conns), asio::detached);
+    ioc.run();
+}
+
+std::size_t curl_sink(char*, std::size_t size, std::size_t nmemb, void* ud)
+{
+    static_cast<std::string*>(ud)->append(static_cast<std::size_t>(size * nmemb), 'x');
+    return size * nmemb;
+}
+
+void run_curl(unsigned short port, const std::string& path, long n)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    CURL* h = curl_easy_init();
+    const std::string url = "http://127.0.0.1:" + std::to_string(port) + path;
+    std::string body;
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, curl_sink);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+    for (long i = 0; i < n; ++i)
+    {
+        body.clear();
+        if (curl_easy_perform(h) != CURLE_OK)
+            ++g_failed;
+        g_bytes += body.size();
+    }
+    curl_easy_cleanup(h);
+    curl_global_cleanup();
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc < 5)
+    {
+        std::fprintf(stderr, "usage: %s ours|beast|curl PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]\n", argv[0]);
+        return 2;
+    }
+    const std::string mode = argv[1];
+    const auto port = static_cast<unsigned short>(std::atoi(argv[2]));
+    const std::string path = argv[3];
+    const long n = std::atol(argv[4]);
+    const long in_flight = argc > 5 ? std::atol(argv[5]) : 1;
+    const long conns = argc > 6 ? std::atol(argv[6]) : 1;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (mode == "ours")
+        run_ours(port, path, n, in_flight, conns);
+    else if (mode == "beast")
+        run_beast(port, path, n, conns);
+    else if (mode == "curl")
+        run_curl(port, path, n);
+    else
+        return 2;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%ld %.3f %.0f\n", n, secs, static_cast<double>(n) / secs);
+    if (g_failed)
+    {
+        std::fprintf(stderr, "%d requests failed\n", g_failed);
+        return 1;
+    }
+    return 0;
+}
