@@ -86,6 +86,7 @@ public:
         std::atomic<std::uint64_t> accepted{0};
         std::atomic<std::uint64_t> upload_bytes{0};
         std::atomic<bool> stopping{false};
+        asio::io_context ioc;  // outlives every connection thread's socket
         std::mutex mutex;
         std::vector<std::string> targets;  // request targets received, in order
         bool received(const std::string& target)
@@ -95,7 +96,7 @@ public:
         }
     };
 
-    upstream() : st_(std::make_shared<state>()), acc_(ioc_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0))
+    upstream() : st_(std::make_shared<state>()), acc_(st_->ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0))
     {
         port_ = acc_.local_endpoint().port();
         thread_ = std::thread([this] { accept_loop(); });
@@ -105,7 +106,7 @@ public:
         st_->stopping = true;
         boost::system::error_code ec;
         // Wake the blocking accept with a connection of our own.
-        tcp::socket s(ioc_);
+        tcp::socket s(st_->ioc);
         s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_), ec);
         thread_.join();
     }
@@ -118,14 +119,16 @@ private:
         for (;;)
         {
             boost::system::error_code ec;
-            tcp::socket s(ioc_);
+            tcp::socket s(st_->ioc);
             acc_.accept(s, ec);
             if (st_->stopping)
                 return;
             if (ec)
                 continue;
             ++st_->accepted;
-            std::thread([s = std::move(s), st = st_]() mutable { serve(std::move(s), st); }).detach();
+            // pair: the socket is destroyed before the state (and its io_context).
+            auto p = std::make_unique<std::pair<std::shared_ptr<state>, tcp::socket>>(st_, std::move(s));
+            std::thread([p = std::move(p)]() mutable { serve(std::move(p->second), p->first); }).detach();
         }
     }
 
@@ -216,7 +219,6 @@ private:
     }
 
     std::shared_ptr<state> st_;
-    asio::io_context ioc_;
     tcp::acceptor acc_;
     unsigned short port_{};
     std::thread thread_;
