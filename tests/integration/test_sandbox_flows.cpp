@@ -71,7 +71,10 @@ TEST(RateLimitSandbox, burst_without_client_limiter_gets_429_with_retry_after)
         else
             ++ok;
     }
-    EXPECT_EQ(ok, 4) << "4 points, 1 per GET";
+    // 4 points, 1 per GET; the bucket refills 2 points per second, so on a
+    // very slow machine one more may pass before the burst ends.
+    EXPECT_GE(ok, 4);
+    EXPECT_LE(ok, 5);
     EXPECT_EQ(first_failure, dd::api_errc::rate_limited) << first_failure.message() << " " << diag.to_string();
     EXPECT_EQ(first_failure, dd::condition::rate_limited);
     EXPECT_EQ(diag.http_status, 429u);
