@@ -27,6 +27,8 @@
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
 
 #include <concepts>
 #include <memory>
@@ -95,6 +97,27 @@ private:
 };
 
 static_assert(transport<any_transport>);
+
+namespace detail {
+struct send_initiation
+{
+    template <class Handler, class T>
+    void operator()(Handler&& h, T t, http_request req) const
+    {
+        t.async_send(std::move(req), transport_handler(std::forward<Handler>(h)));
+    }
+};
+}  // namespace detail
+
+/// Sends one request through any transport with any completion token
+/// (default `deferred`), e.g. to reach a URL outside the API such as a
+/// presigned storage URL: `auto [ec, r] = co_await dd::async_send(t, req, as_tuple(deferred));`
+/// Nothing is added to the request: no authentication, no rate limiting.
+template <transport T, class Token = boost::asio::deferred_t>
+auto async_send(const T& t, http_request req, Token&& token = {})
+{
+    return boost::asio::async_initiate<Token, void(error_code, http_response)>(detail::send_initiation{}, token, t, std::move(req));
+}
 
 }  // namespace digital_delivery
 

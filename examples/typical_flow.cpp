@@ -1,0 +1,257 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+// The typical flow of the Digital Delivery API, end to end (README's main job):
+//
+//   1. upload a local file as an internal asset, with a progress bar;
+//   2. create a licence asset that generates a key per purchase;
+//   3. link both to a storefront product (a digital product);
+//   4. simulate a purchase (sandbox only; against a real service the newest
+//      order is used instead);
+//   5. attach an extra asset to that order;
+//   6. notify the buyer;
+//   7. wait for PDF watermarking;
+//   8. print the order's downloads as a table.
+//
+// Configuration: DIGITAL_DELIVERY_BASE_URL and DIGITAL_DELIVERY_API_KEY
+// (examples/run_main_job.sh sets them to a local sandbox). Optional argument:
+// the file to upload (default: a generated PDF of a few MiB).
+
+#include <digital_delivery.hpp>
+#include <digital_delivery/beast_transport.hpp>
+#include <digital_delivery/upload.hpp>
+#include <digital_delivery/watermark.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <string>
+
+namespace asio = boost::asio;
+namespace dd = digital_delivery;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A small, valid PDF padded to `size` bytes (so the progress bar moves).
+std::string make_sample_pdf(std::size_t size)
+{
+    std::string pdf =
+        "%PDF-1.4\n"
+        "1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n"
+        "2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n"
+        "3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >> endobj\n"
+        "4 0 obj << /Length 44 >> stream\nBT /F1 24 Tf 72 720 Td (Digital delivery) Tj ET\nendstream endobj\n";
+    std::string pad = "% padding ";
+    while (pdf.size() + 64 < size)
+        pdf += pad + std::string(std::min<std::size_t>(70, size - pdf.size() - 64), 'x') + "\n";
+    pdf += "trailer << /Root 1 0 R >>\n%%EOF\n";
+    return pdf;
+}
+
+void draw_progress(const dd::upload_progress& p)
+{
+    const double frac = p.total ? static_cast<double>(p.bytes_sent) / static_cast<double>(p.total) : 1.0;
+    const int width = 32, filled = static_cast<int>(frac * width);
+    std::printf("\r  [%s%s] %5.1f%%  %7.2f MiB/s", std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
+                frac * 100.0, p.rate / (1024.0 * 1024.0));
+    if (p.bytes_sent == p.total)
+        std::printf("\n");
+    std::fflush(stdout);
+}
+
+std::string origin_of(const std::string& base_url)
+{
+    const auto scheme_end = base_url.find("://");
+    const auto path = base_url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
+    return path == std::string::npos ? base_url : base_url.substr(0, path);
+}
+
+// A request outside the API's base path (the sandbox's control endpoints).
+dd::http_request sandbox_request(const dd::client& client, dd::http_method m, std::string_view path, std::string body = {})
+{
+    dd::http_request req;
+    req.method = m;
+    req.url = origin_of(client.params().base_url) + std::string(path);
+    req.headers.add("X-Auth-Token", client.params().api_key);
+    req.headers.add("Accept", "application/json");
+    if (!body.empty())
+        req.headers.add("Content-Type", "application/json");
+    req.body = std::move(body);
+    req.timeout = 10s;
+    return req;
+}
+
+std::string or_dash(const std::optional<std::string>& s) { return s ? *s : "-"; }
+
+asio::awaitable<int> typical_flow(dd::client& client, std::string file)
+{
+    dd::diagnostics diag;
+    auto check = [&](dd::error_code ec, const char* what) {
+        if (ec)
+        {
+            std::fprintf(stderr, "%s failed: %s (%s)\n", what, ec.message().c_str(), diag.to_string().c_str());
+            throw dd::error_with_diagnostics(ec, diag);
+        }
+    };
+
+    // 1. Upload a local file as an internal asset.
+    std::string filename = "handbook.pdf";
+    if (file.empty())
+    {
+        file = (std::filesystem::temp_directory_path() / "digital_delivery_handbook.pdf").string();
+        std::ofstream(file, std::ios::binary) << make_sample_pdf(3 * 1024 * 1024);
+    }
+    else
+    {
+        filename = std::filesystem::path(file).filename().string();
+    }
+    dd::error_code ec;
+    auto src = dd::file_source::open(file, ec);
+    check(ec, "open the file");
+    std::printf("1. uploading %s (%llu bytes) as an internal asset\n", filename.c_str(),
+                static_cast<unsigned long long>(src->size()));
+    // GCC 12 corrupts temporaries that hold a std::string when they are
+    // created inside a co_await expression (docs/compilers.md): every
+    // argument with strings is a named variable here.
+    dd::upload_asset_params meta{.filename = filename, .content_type = "application/pdf", .name = "Handbook", .watermark_asset = true};
+    dd::upload_options uopts{.on_progress = draw_progress};
+    auto [uec, pdf] = co_await dd::async_upload_asset(client, src, std::move(meta), std::move(uopts), diag,
+                                                      asio::as_tuple(asio::use_awaitable));
+    check(uec, "upload");
+    std::printf("   asset %s, %lld bytes\n", pdf.id.c_str(), static_cast<long long>(pdf.byte_size));
+
+    // 2. A licence asset whose key is generated per purchase.
+    dd::new_asset key_asset{.type = dd::asset_type::licence, .name = "Activation key", .autogenerate_licence_key = true};
+    auto [lec, licence] = co_await dd::create_asset(client, key_asset, diag, asio::as_tuple(asio::use_awaitable));
+    check(lec, "create licence asset");
+    std::printf("2. licence asset %s\n", licence.asset.id.c_str());
+
+    // 3. Link both to a storefront product.
+    std::mt19937_64 rng(std::random_device{}());
+    const std::int64_t store_product_id = 8000000000000LL + static_cast<std::int64_t>(rng() % 1000000);
+    dd::new_digital_product link{
+        .store_product_id = store_product_id,
+        .asset_ids = std::vector<std::string>{pdf.id, licence.asset.id},
+        .upsert_always = true,
+        .custom_message = "Thank you for your purchase!"};
+    auto [pec, product] = co_await dd::create_digital_product(client, std::move(link), diag, asio::as_tuple(asio::use_awaitable));
+    check(pec, "create digital product");
+    std::printf("3. digital product %s for store product %lld (%zu assets)\n", product.id.c_str(),
+                static_cast<long long>(store_product_id), product.assets.size());
+
+    // 4. A purchase: simulated on the sandbox, the newest order elsewhere.
+    std::string order_id;
+    const dd::any_transport& transport = client.impl()->transport();
+    auto health_req = sandbox_request(client, dd::http_method::get, "/sandbox/health");
+    auto [hec, health] = co_await dd::async_send(transport, std::move(health_req), asio::as_tuple(asio::use_awaitable));
+    if (!hec && health.status == 200)
+    {
+        auto purchase_req = sandbox_request(
+            client, dd::http_method::post, "/sandbox/purchases",
+            R"({"store_product_id":)" + std::to_string(store_product_id) +
+                R"(,"email":"ada@example.com","customer_name":"Ada Lovelace"})"
+        );
+        auto [pec2, purchase] = co_await dd::async_send(transport, std::move(purchase_req), asio::as_tuple(asio::use_awaitable));
+        if (pec2 || purchase.status != 201)
+        {
+            std::fprintf(stderr, "simulated purchase failed: %s %u %s\n", pec2.message().c_str(), purchase.status, purchase.body.c_str());
+            co_return 1;
+        }
+        order_id = std::string(boost::json::parse(purchase.body).at("order").at("id").as_string());
+        std::printf("4. simulated a purchase: order %s\n", order_id.c_str());
+    }
+    else
+    {
+        dd::order_query newest_first{.per_page = 1};
+        auto [oec, newest] = co_await dd::list_orders(client, newest_first, diag, asio::as_tuple(asio::use_awaitable));
+        check(oec, "list orders");
+        if (newest.orders.empty())
+        {
+            std::printf("4. the store has no orders yet: stopping here\n");
+            co_return 0;
+        }
+        order_id = newest.orders.front().id;
+        std::printf("4. not a sandbox: using the newest order %s\n", newest.orders.front().name.c_str());
+    }
+
+    // 5. Attach an extra asset to this order only.
+    dd::new_asset bonus_asset{.type = dd::asset_type::external, .external_url = "https://example.com/bonus-track.mp3", .name = "Bonus track"};
+    auto [xec, bonus] = co_await dd::create_asset(client, bonus_asset, diag, asio::as_tuple(asio::use_awaitable));
+    check(xec, "create external asset");
+    dd::asset_ids_request extra{.asset_ids = std::vector<std::string>(1, bonus.asset.id)};
+    auto [aec, attached] = co_await dd::attach_assets(client, order_id, std::move(extra), diag, asio::as_tuple(asio::use_awaitable));
+    check(aec, "attach assets");
+    std::printf("5. attached %s to order %s (%zu attached)\n", bonus.asset.id.c_str(), attached.order.name.c_str(),
+                attached.attached_assets.size());
+
+    // 6. Notify the buyer.
+    auto [nec, notified] = co_await dd::notify_order(client, order_id, diag, asio::as_tuple(asio::use_awaitable));
+    check(nec, "notify");
+    std::printf("6. notified %s: %s at %s\n", notified.order.email.c_str(), notified.notified ? "queued" : "not queued",
+                dd::format_timestamp(notified.notified_at).c_str());
+
+    // 7. Wait until watermarked PDFs are ready (background priority, backoff).
+    std::printf("7. waiting for watermarking...\n");
+    dd::watermark_wait_options wait{.deadline = std::chrono::steady_clock::now() + 120s};
+    auto [wec, downloads] = co_await dd::async_wait_for_downloads(client, order_id, std::move(wait), asio::as_tuple(asio::use_awaitable));
+    check(wec, "wait for downloads");
+
+    // 8. The order's downloads.
+    std::printf("8. downloads of order %s\n", downloads.order_name.c_str());
+    std::printf("   %-16s %-26s %-14s %-12s %-5s %s\n", "product", "file", "watermark", "downloadable", "count", "key / url");
+    for (const auto& d : downloads.downloads)
+    {
+        std::string url = or_dash(d.download_url);
+        if (auto q = url.find('?'); q != std::string::npos)
+            url = url.substr(0, q) + "?...";  // never print a signature
+        std::printf("   %-16.16s %-26.26s %-14s %-12s %-5lld %s\n", d.product_name.c_str(), d.file_name.c_str(),
+                    std::string(d.watermark_status.str()).c_str(), d.downloadable ? "yes" : "no",
+                    static_cast<long long>(d.download_count), d.is_licence_key ? or_dash(d.licence_key).c_str() : url.c_str());
+    }
+    auto rl = client.rate_limit();
+    if (rl.remaining)
+        std::printf("rate limit: %lld of %lld points left\n", static_cast<long long>(*rl.remaining),
+                    static_cast<long long>(rl.limit.value_or(0)));
+    co_return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    const char* base = std::getenv("DIGITAL_DELIVERY_BASE_URL");
+    const char* key = std::getenv("DIGITAL_DELIVERY_API_KEY");
+    if (!base || !key)
+    {
+        std::fprintf(stderr, "set DIGITAL_DELIVERY_BASE_URL and DIGITAL_DELIVERY_API_KEY (or run examples/run_main_job.sh)\n");
+        return 2;
+    }
+    try
+    {
+        asio::io_context ioc;
+        dd::client client(dd::beast_transport(ioc.get_executor()), {.base_url = base, .api_key = key});
+        auto result = asio::co_spawn(ioc, typical_flow(client, argc > 1 ? argv[1] : ""), asio::use_future);
+        ioc.run();
+        return result.get();
+    }
+    catch (const std::exception& e)
+    {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+}
