@@ -13,6 +13,7 @@
 /// includes <digital_delivery/beast_transport.hpp>).
 
 #include <digital_delivery/asset.hpp>
+#include <digital_delivery/asset_edits.hpp>
 #include <digital_delivery/client.hpp>
 #include <digital_delivery/client_params.hpp>
 #include <digital_delivery/diagnostics.hpp>
@@ -24,10 +25,17 @@
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/open_enum.hpp>
 #include <digital_delivery/order.hpp>
+#include <digital_delivery/paginate.hpp>
 #include <digital_delivery/pagination.hpp>
 #include <digital_delivery/rate_limit.hpp>
+#include <digital_delivery/rate_limiter.hpp>
+#include <digital_delivery/raw_request.hpp>
 #include <digital_delivery/request_options.hpp>
+#include <digital_delivery/retry.hpp>
 #include <digital_delivery/timestamp.hpp>
 #include <digital_delivery/transport.hpp>
+#include <digital_delivery/upload.hpp>
+#include <digital_delivery/upload_options.hpp>
+#include <digital_delivery/watermark.hpp>
 
 #endif

@@ -21,7 +21,7 @@ namespace digital_delivery {
 /// Where a rate-limit figure comes from.
 enum class rate_limit_source
 {
-    none,      ///< Nothing known yet.
+    none,      ///< Nothing known (not reported by the client, whose bucket always has an estimate).
     header,    ///< The server's X-RateLimit-* headers.
     estimate,  ///< The client's own token bucket.
 };

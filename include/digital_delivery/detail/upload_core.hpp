@@ -10,7 +10,7 @@
 // input), so they are tested exhaustively in tests/upload/test_upload_core.cpp.
 
 #include <digital_delivery/error.hpp>
-#include <digital_delivery/upload.hpp>
+#include <digital_delivery/upload_options.hpp>
 
 #include <boost/asio/error.hpp>
 

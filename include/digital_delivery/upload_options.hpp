@@ -1,0 +1,111 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_UPLOAD_OPTIONS_HPP
+#define DIGITAL_DELIVERY_UPLOAD_OPTIONS_HPP
+
+/// \file
+/// The parameters, options and progress reports of the upload operations
+/// (<digital_delivery/upload.hpp>, docs/uploads.md).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace digital_delivery {
+
+/// What POST /assets is told about a new internal asset. byte_size is the
+/// source's size().
+struct upload_asset_params
+{
+    /// Suggested attachment name on download. Required.
+    std::string filename;
+    /// MIME type (default: the API's `application/octet-stream`).
+    std::optional<std::string> content_type;
+    /// Display name.
+    std::optional<std::string> name;
+    /// PDF watermarking on delivery.
+    std::optional<bool> watermark_asset;
+};
+
+/// What POST /assets/{id}/replace is told about the new body. byte_size is
+/// the source's size().
+struct replace_asset_params
+{
+    /// Required.
+    std::string filename;
+    /// Default: the asset's current content type.
+    std::optional<std::string> content_type;
+};
+
+/// One progress report. Reports are monotonic: bytes_sent never decreases,
+/// even across a retried PUT (a retry reports again only once it has passed
+/// the previous high-water mark).
+struct upload_progress
+{
+    std::uint64_t bytes_sent = 0;  ///< Body bytes handed to the transport (at most one chunk ahead of the socket).
+    std::uint64_t total = 0;       ///< The source's size().
+    double rate = 0;               ///< Bytes per second over the current PUT attempt.
+    unsigned attempt = 1;          ///< PUT attempt (1 unless retried).
+    std::chrono::milliseconds elapsed{0};  ///< Since the operation started.
+};
+
+/// Options of one upload. Every default is spelled out.
+struct upload_options
+{
+    /// Progress callback (default: none). Called on the client's executor at
+    /// most every `progress_interval` (or every `progress_step_bytes` when
+    /// that is non-zero), and once at the end with bytes_sent == total, after
+    /// the storage accepted the body.
+    std::function<void(const upload_progress&)> on_progress;
+
+    /// Minimum time between two progress reports (default: 100 ms).
+    std::chrono::milliseconds progress_interval{100};
+
+    /// Also report when this many bytes went out since the last report, even
+    /// before progress_interval (default: 0 = time-based only).
+    std::uint64_t progress_step_bytes = 0;
+
+    /// No body byte taken by the transport for this long → the PUT is
+    /// abandoned with client_errc::upload_stalled (default: 30 s; 0 = off).
+    std::chrono::milliseconds stall_timeout{30'000};
+
+    /// Deadline of the whole operation, create and re-read included
+    /// (default: 0 = none) → client_errc::deadline_exceeded.
+    std::chrono::milliseconds deadline{0};
+
+    /// Time limit of one PUT passed to the transport as http_request::timeout
+    /// (default: 1 h, the validity of an upload URL). Must be non-zero: a
+    /// transport's own default (60 s for beast_transport) is too short for
+    /// 2 GB.
+    std::chrono::milliseconds put_timeout{std::chrono::hours(1)};
+
+    /// PUT attempts in total, including refreshes of an expired URL
+    /// (default: 3). Transport errors, 5xx and an expired URL are retried,
+    /// always from the first byte of the source (rewind()); the asset is never
+    /// created twice.
+    unsigned max_attempts = 3;
+
+    /// Wait before the first retry, doubled for each further one (default: 500 ms).
+    std::chrono::milliseconds retry_backoff{500};
+
+    /// A URL that expires within this margin before a PUT (re)starts is
+    /// replaced by a fresh one with POST /assets/{id}/replace (default: 60 s).
+    std::chrono::seconds url_refresh_margin{60};
+
+    /// Send `Expect: 100-continue` (not a signed header of presigned URLs):
+    /// a refusal then costs no body bytes (default: false).
+    bool expect_continue = false;
+
+    /// Re-read the asset with GET /assets/{id} after the upload so that the
+    /// result carries the committed metadata (default: true). If that GET
+    /// fails, the upload still succeeds with the asset as created.
+    bool reread_asset = true;
+};
+
+}  // namespace digital_delivery
+
+#endif
