@@ -134,8 +134,9 @@ class beast_transport
 {
 public:
     /// Creates a transport running its I/O on `ex`. Throws
-    /// boost::system::system_error if the TLS context cannot be set up (for
-    /// example an unreadable ca_file).
+    /// boost::system::system_error if a custom trust store (tls.ca_file,
+    /// tls.ca_path) cannot be loaded. The system trust store is loaded on the
+    /// first HTTPS connection (a failure there → client_errc::tls_error).
     DIGITAL_DELIVERY_DECL explicit beast_transport(boost::asio::any_io_executor ex, beast_transport_params params = {});
 
     /// The executor passed to the constructor.

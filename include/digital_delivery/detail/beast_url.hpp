@@ -87,6 +87,37 @@ inline bool url_iequals_prefix(std::string_view s, std::string_view prefix) noex
     return true;
 }
 
+/// Validates the part of a URL after its authority (empty, or starting with
+/// '/', '?' or '#') and returns the encoded path + query without the fragment
+/// in `path_query` (a view into `rest`; may be empty or start with '?', in
+/// which case the target is "/" + path_query).
+inline bool beast_url_rest(std::string_view rest, std::string_view& path_query) noexcept
+{
+    const std::size_t hash = rest.find('#');
+    if (hash != std::string_view::npos)
+    {
+        if (!url_valid_run(rest.substr(hash + 1), ":@/?"))
+            return false;
+        rest = rest.substr(0, hash);
+    }
+    const std::size_t q = rest.find('?');
+    if (!url_valid_run(rest.substr(0, q), ":@/"))
+        return false;
+    if (q != std::string_view::npos && !url_valid_run(rest.substr(q + 1), ":@/?"))
+        return false;
+    path_query = rest;
+    return true;
+}
+
+/// Length of "scheme://authority" at the start of `url` (which starts with
+/// http:// or https://, checked by the caller).
+inline std::size_t beast_url_origin_length(std::string_view url) noexcept
+{
+    const std::size_t pos = url_iequals_prefix(url, "https://") ? 8 : 7;
+    const std::size_t e = url.find_first_of("/?#", pos);
+    return e == std::string_view::npos ? url.size() : e;
+}
+
 /// Returns false for anything but a well-formed absolute http(s) URL.
 inline bool parse_beast_target(std::string_view url, beast_target& out)
 {

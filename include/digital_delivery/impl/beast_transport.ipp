@@ -55,6 +55,8 @@
 #include <openssl/x509_vfy.h>
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <chrono>
 #include <deque>
 #include <exception>
@@ -78,10 +80,54 @@ using clock = std::chrono::steady_clock;
 using strand_t = asio::strand<asio::any_io_executor>;
 constexpr auto tok = asio::as_tuple(asio::use_awaitable);
 
-struct connection
+struct request_op;
+struct host_pool;
+
+// A response parser writing straight into an http_response: no Beast fields
+// container, no copy of the header fields or of the body afterwards.
+class direct_parser : public http::basic_parser<false>
 {
-    connection(const asio::any_io_executor& ex, std::string k, std::size_t buffer_size)
-        : key(std::move(k)), plain(ex)
+public:
+    direct_parser()
+    {
+        resp.headers.reserve(12, 384);
+    }
+    http_response resp;
+
+private:
+    void on_request_impl(http::verb, beast::string_view, beast::string_view, int, error_code&) override {}
+    void on_response_impl(int code, beast::string_view, int, error_code&) override
+    {
+        resp.status = static_cast<unsigned>(code);
+    }
+    void on_field_impl(http::field, beast::string_view name, beast::string_view value, error_code&) override
+    {
+        resp.headers.add(std::string_view(name.data(), name.size()), std::string_view(value.data(), value.size()));
+    }
+    void on_header_impl(error_code&) override {}
+    void on_body_init_impl(const boost::optional<std::uint64_t>& len, error_code&) override
+    {
+        if (len && *len <= (std::uint64_t{1} << 30))
+            resp.body.reserve(static_cast<std::size_t>(*len));
+    }
+    std::size_t on_body_impl(beast::string_view b, error_code&) override
+    {
+        resp.body.append(b.data(), b.size());
+        return b.size();
+    }
+    void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code&) override {}
+    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view b, error_code&) override
+    {
+        resp.body.append(b.data(), b.size());
+        return b.size();
+    }
+    void on_finish_impl(error_code&) override {}
+};
+
+struct connection : std::enable_shared_from_this<connection>
+{
+    connection(const asio::any_io_executor& ex, const strand_t& st, host_pool* hp, std::size_t buffer_size)
+        : pool(hp), strand(st), plain(ex), timer(ex)
     {
         buf.reserve(buffer_size);
     }
@@ -92,20 +138,38 @@ struct connection
         socket().close(ig);
     }
 
-    std::string key;
+    host_pool* pool;
+    strand_t strand;
     tcp::socket plain;                               // used when !tls
     std::unique_ptr<ssl::stream<tcp::socket>> tls;   // used for https
     beast::flat_buffer buf;                          // reserved once, reused
+    std::string wbuf;                                // request header, reused
+    std::optional<direct_parser> parser;             // per response, storage reused
     clock::time_point idle_since{};
     long verify_error = X509_V_OK;                   // recorded by the verify callback
     std::uint64_t requests = 0;
+    bool idle = false;                               // in pool->idle
+
+    // Watchdog, kept armed across requests (docs/transport-beast.md): a wait
+    // is pending until `armed`; when it fires, the current `deadline` is
+    // compared and the wait re-armed if it moved later. Idle connections
+    // cancel it so that no pending wait keeps io_context::run() alive.
+    asio::steady_timer timer;
+    clock::time_point deadline = clock::time_point::max();
+    clock::time_point armed = clock::time_point::max();
+    unsigned tgen = 0;
+    client_errc code = client_errc::request_timeout;
+    request_op* op = nullptr;                        // the request using it, if any
 };
 using conn_ptr = std::shared_ptr<connection>;
 
-struct request_op;
-
 struct host_pool
 {
+    // The origin, validated once (beast_url.hpp).
+    bool tls = false;
+    bool host_is_ip = false;
+    std::string host, port, host_header, key;
+
     std::vector<conn_ptr> idle;  // most recently used at the back
     std::size_t total = 0;       // idle + in use + being connected
     std::deque<std::shared_ptr<request_op>> waiters;
@@ -117,53 +181,159 @@ class beast_transport_impl : public std::enable_shared_from_this<beast_transport
 {
 public:
     beast_transport_impl(boost::asio::any_io_executor ex, beast_transport_params p)
-        : ex_(std::move(ex)),
-          strand_(boost::asio::make_strand(ex_)),
-          params_(std::move(p)),
-          ctx_(bt::ssl::context::tls_client)
+        : ex_(std::move(ex)), strand_(boost::asio::make_strand(ex_)), params_(std::move(p))
     {
         if (params_.max_connections_per_host == 0)
             params_.max_connections_per_host = 1;
         if (params_.upload_chunk_size == 0)
             params_.upload_chunk_size = 64u * 1024u;
-        ctx_.set_options(bt::ssl::context::default_workarounds | bt::ssl::context::no_sslv2 |
-                         bt::ssl::context::no_sslv3 | bt::ssl::context::no_tlsv1 | bt::ssl::context::no_tlsv1_1);
-        if (params_.tls.verify_peer)
-        {
-            ctx_.set_verify_mode(bt::ssl::verify_peer);
-            if (params_.tls.ca_file.empty() && params_.tls.ca_path.empty())
-                ctx_.set_default_verify_paths();
-            if (!params_.tls.ca_file.empty())
-                ctx_.load_verify_file(params_.tls.ca_file);
-            if (!params_.tls.ca_path.empty())
-                ctx_.add_verify_path(params_.tls.ca_path);
-        }
-        else
-            ctx_.set_verify_mode(bt::ssl::verify_none);
+        // A custom trust store is loaded now, so that an unreadable file
+        // throws here; the system trust store (the expensive one: ~250 M
+        // instructions and several MiB) only on the first HTTPS connection.
+        if (params_.tls.verify_peer && (!params_.tls.ca_file.empty() || !params_.tls.ca_path.empty()))
+            make_ssl_context();
     }
 
     boost::asio::any_io_executor ex_;
     bt::strand_t strand_;
     beast_transport_params params_;
-    bt::ssl::context ctx_;
+    std::unique_ptr<bt::ssl::context> ctx_;  // created on first use
     std::unordered_map<std::string, bt::host_pool> pools_;
+    // The last origin seen, as written in the URL ("scheme://authority"), so
+    // that a request to the same origin skips parsing it again.
+    std::string last_origin_;
+    bt::host_pool* last_pool_ = nullptr;
+
+    void make_ssl_context()
+    {
+        auto ctx = std::make_unique<bt::ssl::context>(bt::ssl::context::tls_client);
+        ctx->set_options(bt::ssl::context::default_workarounds | bt::ssl::context::no_sslv2 |
+                         bt::ssl::context::no_sslv3 | bt::ssl::context::no_tlsv1 | bt::ssl::context::no_tlsv1_1);
+        if (params_.tls.verify_peer)
+        {
+            ctx->set_verify_mode(bt::ssl::verify_peer);
+            if (params_.tls.ca_file.empty() && params_.tls.ca_path.empty())
+                ctx->set_default_verify_paths();
+            if (!params_.tls.ca_file.empty())
+                ctx->load_verify_file(params_.tls.ca_file);
+            if (!params_.tls.ca_path.empty())
+                ctx->add_verify_path(params_.tls.ca_path);
+        }
+        else
+            ctx->set_verify_mode(bt::ssl::verify_none);
+        ctx_ = std::move(ctx);
+    }
+
+    // Validates `url`; returns its pool and the encoded path + query (a view
+    // into url), or null.
+    bt::host_pool* find_pool(std::string_view url, std::string_view& path_query)
+    {
+        if (url.empty() || url.size() > 64 * 1024)
+            return nullptr;
+        if (last_pool_ && url.size() >= last_origin_.size() &&
+            url.compare(0, last_origin_.size(), last_origin_) == 0 &&
+            (url.size() == last_origin_.size() || url[last_origin_.size()] == '/' ||
+             url[last_origin_.size()] == '?' || url[last_origin_.size()] == '#'))
+        {
+            if (!beast_url_rest(url.substr(last_origin_.size()), path_query))
+                return nullptr;
+            return last_pool_;
+        }
+        beast_target t;
+        if (!parse_beast_target(url, t))
+            return nullptr;
+        const std::size_t olen = beast_url_origin_length(url);
+        if (!beast_url_rest(url.substr(olen), path_query))
+            return nullptr;
+        auto [it, inserted] = pools_.try_emplace(t.pool_key);
+        bt::host_pool& hp = it->second;
+        if (inserted)
+        {
+            hp.tls = t.tls;
+            hp.host_is_ip = t.host_is_ip;
+            hp.host = std::move(t.host);
+            hp.port = std::move(t.port);
+            hp.host_header = std::move(t.host_header);
+            hp.key = t.pool_key;
+        }
+        last_origin_.assign(url.data(), olen);
+        last_pool_ = &hp;
+        return &hp;
+    }
 
     void start(http_request req, transport_handler h);
 
     // --- pool (strand only) ---
-    void release(const std::string& key, bt::conn_ptr c, bool reusable);
+    void release(bt::host_pool& hp, bt::conn_ptr c, bool reusable);
 };
 
 namespace bt {
 
+inline void watch_expired(const std::weak_ptr<connection>& w, unsigned g);
+
+struct watch_handler
+{
+    std::weak_ptr<connection> c;
+    unsigned g;
+    strand_t strand;
+    using executor_type = strand_t;
+    executor_type get_executor() const noexcept { return strand; }
+    void operator()(error_code ec) const
+    {
+        if (!ec)
+            watch_expired(c, g);
+    }
+};
+
+inline void arm_watch(connection& c, clock::time_point t, const strand_t& strand)
+{
+    c.armed = t;
+    c.timer.expires_at(t);  // cancels a pending wait (its handler sees a stale generation)
+    c.timer.async_wait(watch_handler{c.weak_from_this(), ++c.tgen, strand});
+}
+
+// Sets the deadline of the current phase of `c`; re-arms the timer only when
+// the new deadline is earlier than the pending wait.
+inline void watch(connection& c, clock::time_point deadline, client_errc code, const strand_t& strand)
+{
+    c.deadline = deadline;
+    c.code = code;
+    if (c.armed > deadline)
+        arm_watch(c, deadline, strand);
+}
+
+// An idle connection: stop the pending wait (if any).
+inline void unwatch(connection& c)
+{
+    c.deadline = clock::time_point::max();
+    if (c.armed != clock::time_point::max())
+    {
+        ++c.tgen;
+        c.armed = clock::time_point::max();
+        c.timer.cancel();
+    }
+}
+
+struct wait_handler
+{
+    std::shared_ptr<request_op> op;
+    using executor_type = strand_t;
+    executor_type get_executor() const noexcept;
+    void operator()(error_code ec);
+};
+
+struct exchange_result
+{
+    error_code ec;
+    http_response resp;
+    bool reusable = false;
+    bool nothing_received = false;  // the connection failed before any response byte
+};
+
 struct request_op : std::enable_shared_from_this<request_op>
 {
     request_op(std::shared_ptr<beast_transport_impl> i, http_request r, transport_handler h)
-        : impl(std::move(i)),
-          req(std::move(r)),
-          handler(std::move(h)),
-          watchdog(impl->strand_),
-          wait_timer(impl->strand_)
+        : impl(std::move(i)), req(std::move(r)), handler(std::move(h))
     {
     }
 
@@ -171,17 +341,29 @@ struct request_op : std::enable_shared_from_this<request_op>
     http_request req;
     transport_handler handler;
     asio::cancellation_slot slot;
-    asio::steady_timer watchdog;
-    asio::steady_timer wait_timer;  // FIFO wait for a connection; reader signals (uploads)
-    unsigned gen = 0;
+    std::optional<asio::steady_timer> wait_timer;  // FIFO wait for a connection (until the deadline)
+    clock::time_point deadline{};
     error_code reason;              // why the op was interrupted (set once)
     bool done = false;
     bool queued = false;
-    beast_target target;
+    bool initiating = false;        // inside async_send: complete through post
+    bool reused = false;
+    bool force_new = false;
+    host_pool* pool = nullptr;
+    std::string_view path_query;    // into req.url
     tcp::resolver* resolver = nullptr;
     conn_ptr conn;                  // the connection in use
     conn_ptr handoff;               // given by release() to a queued op
     bool slot_granted = false;      // ... or the right to open a new one
+
+    std::string target() const
+    {
+        std::string t;
+        if (path_query.empty() || path_query.front() != '/')
+            t = "/";
+        t.append(path_query.data(), path_query.size());
+        return t;
+    }
 
     void interrupt(error_code why)
     {
@@ -190,38 +372,17 @@ struct request_op : std::enable_shared_from_this<request_op>
         reason = why;
         if (queued)
         {
-            auto& w = impl->pools_[target.pool_key].waiters;
+            auto& w = pool->waiters;
             auto self = shared_from_this();
             w.erase(std::remove(w.begin(), w.end(), self), w.end());
             queued = false;
         }
-        wait_timer.cancel();
+        if (wait_timer)
+            wait_timer->cancel();
         if (resolver)
             resolver->cancel();
         if (conn)
             conn->close();
-    }
-
-    void arm(clock::time_point deadline, client_errc code)
-    {
-        const unsigned g = ++gen;
-        watchdog.expires_at(deadline);
-        watchdog.async_wait([w = weak_from_this(), g, code](error_code ec) {
-            if (ec)
-                return;
-            if (auto self = w.lock(); self && self->gen == g)
-                self->interrupt(code);
-        });
-    }
-
-    // Arms the watchdog for a phase bounded by `limit` inside the request deadline.
-    void arm_phase(clock::time_point request_deadline, std::chrono::milliseconds limit, client_errc code)
-    {
-        const auto phase_deadline = clock::now() + limit;
-        if (phase_deadline < request_deadline)
-            arm(phase_deadline, code);
-        else
-            arm(request_deadline, client_errc::request_timeout);
     }
 
     void complete(error_code ec, http_response resp = {})
@@ -229,15 +390,44 @@ struct request_op : std::enable_shared_from_this<request_op>
         if (done)
             return;
         done = true;
-        ++gen;
-        watchdog.cancel();
         if (slot.is_connected())
             slot.clear();
         auto h = std::move(handler);
         auto hex = asio::get_associated_executor(h, impl->ex_);
-        asio::dispatch(hex, asio::append(std::move(h), ec, std::move(resp)));
+        if (initiating)
+            asio::post(impl->ex_, asio::append(std::move(h), ec, std::move(resp)));  // then dispatched to hex
+        else
+            asio::dispatch(hex, asio::append(std::move(h), ec, std::move(resp)));
     }
+
+    void run();
+    void acquire();
+    void on_wait(error_code ec);
+    void open_new();
+    void on_open(error_code ec);
+    void begin_exchange();
+    void on_exchanged(exchange_result r);
 };
+
+inline wait_handler::executor_type wait_handler::get_executor() const noexcept { return op->impl->strand_; }
+inline void wait_handler::operator()(error_code ec) { op->on_wait(ec); }
+
+inline void watch_expired(const std::weak_ptr<connection>& w, unsigned g)
+{
+    auto c = w.lock();
+    if (!c || c->tgen != g)
+        return;
+    c->armed = clock::time_point::max();
+    if (c->deadline == clock::time_point::max())
+        return;
+    if (clock::now() >= c->deadline)
+    {
+        if (c->op)
+            c->op->interrupt(c->code);
+        return;
+    }
+    arm_watch(*c, c->deadline, c->strand);
+}
 
 inline http::verb to_verb(http_method m) noexcept
 {
@@ -286,9 +476,65 @@ void apply_headers(http::header<true, Fields>& h, const request_op& op, const be
         h.insert(beast::string_view(f.name.data(), f.name.size()), beast::string_view(f.value.data(), f.value.size()));
     }
     if (!has_host)
-        h.set(http::field::host, op.target.host_header);
+        h.set(http::field::host, op.pool->host_header);
     if (!has_ua && !p.user_agent.empty())
         h.set(http::field::user_agent, p.user_agent);
+}
+
+// The request header as Beast's serializer writes it for apply_headers (the
+// same fields in the same order), into a reused buffer.
+inline void serialize_request_header(std::string& out, const request_op& op, const beast_transport_params& p)
+{
+    static constexpr std::string_view methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
+    out.clear();
+    out.append(methods[static_cast<int>(op.req.method)]);
+    out += ' ';
+    if (op.path_query.empty() || op.path_query.front() != '/')
+        out += '/';
+    out.append(op.path_query);
+    out.append(" HTTP/1.1\r\n");
+    bool has_host = false, has_ua = false;
+    for (const auto f : op.req.headers)
+    {
+        if (beast::iequals(f.name, "content-length") || beast::iequals(f.name, "transfer-encoding"))
+            continue;
+        has_host = has_host || beast::iequals(f.name, "host");
+        has_ua = has_ua || beast::iequals(f.name, "user-agent");
+        out.append(f.name);
+        out.append(": ");
+        out.append(f.value);
+        out.append("\r\n");
+    }
+    if (!has_host)
+    {
+        out.append("Host: ");
+        out.append(op.pool->host_header);
+        out.append("\r\n");
+    }
+    if (!has_ua && !p.user_agent.empty())
+    {
+        out.append("User-Agent: ");
+        out.append(p.user_agent);
+        out.append("\r\n");
+    }
+    const auto& body = op.req.body;
+    if (!body.empty() || op.req.method == http_method::post || op.req.method == http_method::put ||
+        op.req.method == http_method::patch)
+    {
+        char digits[24];
+        char* e = digits + sizeof digits;
+        char* b = e;
+        std::size_t n = body.size();
+        do
+        {
+            *--b = static_cast<char>('0' + n % 10);
+            n /= 10;
+        } while (n);
+        out.append("Content-Length: ");
+        out.append(b, static_cast<std::size_t>(e - b));
+        out.append("\r\n");
+    }
+    out.append("\r\n");
 }
 
 inline http_response convert(http::response<http::string_body>& m)
@@ -312,13 +558,145 @@ inline http_response convert(http::response<http::string_body>& m)
     return out;
 }
 
-struct exchange_result
+// --- the common case: a request with an in-memory body, as a state machine
+// (write the header + body with one gather write, then read and parse with a
+// reused buffer until a final response) ---
+
+template <class Stream>
+struct simple_exchange
 {
-    error_code ec;
-    http_response resp;
-    bool reusable = false;
-    bool nothing_received = false;  // the connection failed before any response byte
+    std::shared_ptr<request_op> op;
+    Stream* s;
+    bool reading = false;
+    bool got_any = false;
+
+    using executor_type = strand_t;
+    executor_type get_executor() const noexcept { return op->impl->strand_; }
+
+    static void start(std::shared_ptr<request_op> o, Stream& s)
+    {
+        connection& c = *o->conn;
+        serialize_request_header(c.wbuf, *o, o->impl->params_);
+        const std::array<asio::const_buffer, 2> bufs{asio::buffer(c.wbuf), asio::buffer(o->req.body)};
+        asio::async_write(s, bufs, simple_exchange{std::move(o), &s});
+    }
+
+    void finish(exchange_result r)
+    {
+        auto o = std::move(op);
+        o->on_exchanged(std::move(r));
+    }
+
+    void fail(error_code ec)
+    {
+        exchange_result r;
+        r.nothing_received = !got_any && is_closed_error(ec);
+        r.ec = map_io_error(ec);
+        finish(std::move(r));
+    }
+
+    void operator()(error_code ec, std::size_t n)
+    {
+        connection& c = *op->conn;
+        if (op->reason)
+            return finish({});
+        if (!reading)
+        {
+            if (ec)
+            {
+                exchange_result r;
+                r.ec = map_io_error(ec);
+                r.nothing_received = true;
+                return finish(std::move(r));
+            }
+            reading = true;
+            new_parser(c);
+            got_any = c.buf.size() != 0;
+            return parse(c);
+        }
+        c.buf.commit(n);
+        if (ec == asio::error::eof)
+        {
+            if (!c.parser->got_some())
+                return fail(http::error::end_of_stream);
+            error_code pec;
+            c.parser->put_eof(pec);
+            if (pec)
+                return fail(pec);
+            return done(c);
+        }
+        if (ec)
+            return fail(ec);
+        parse(c);
+    }
+
+    void new_parser(connection& c)
+    {
+        c.parser.emplace();
+        c.parser->body_limit(op->impl->params_.response_body_limit);
+    }
+
+    // Parses what is buffered; reads more or completes.
+    void parse(connection& c)
+    {
+        for (;;)
+        {
+            if (c.buf.size() != 0)
+            {
+                error_code pec;
+                std::size_t used = 0;
+                try
+                {
+                    used = c.parser->put(c.buf.data(), pec);
+                }
+                catch (const std::bad_alloc&)
+                {
+                    return fail(make_error_code(boost::system::errc::not_enough_memory));
+                }
+                c.buf.consume(used);
+                got_any = got_any || c.parser->got_some();
+                if (pec && pec != http::error::need_more)
+                    return fail(pec);
+                if (!pec && c.parser->is_done())
+                {
+                    const unsigned st = c.parser->resp.status;
+                    if (st >= 100 && st < 200 && st != 101)
+                    {
+                        new_parser(c);  // an interim response: read the next one
+                        continue;
+                    }
+                    return done(c);
+                }
+                if (!pec && c.buf.size() != 0)
+                    continue;  // the header is done: parse the body
+            }
+            const std::size_t room = c.buf.capacity() - c.buf.size();
+            const std::size_t want = std::min<std::size_t>(std::max<std::size_t>(room, 512), 65536);
+            asio::mutable_buffer mb;
+            try
+            {
+                mb = c.buf.prepare(want);
+            }
+            catch (const std::length_error&)
+            {
+                return fail(http::error::buffer_overflow);
+            }
+            Stream& st = *s;
+            st.async_read_some(mb, std::move(*this));
+            return;
+        }
+    }
+
+    void done(connection& c)
+    {
+        exchange_result r;
+        r.reusable = c.parser->keep_alive() && !c.parser->need_eof() && c.buf.size() == 0;
+        r.resp = std::move(c.parser->resp);
+        finish(std::move(r));
+    }
 };
+
+// --- streaming body: response read concurrently with the body write ---
 
 using response_parser = http::response_parser<http::string_body>;
 
@@ -352,50 +730,6 @@ asio::awaitable<error_code> read_final(request_op& op, Stream& s, std::optional<
         co_return error_code{};
     }
 }
-
-template <class Stream>
-asio::awaitable<exchange_result> exchange_simple(std::shared_ptr<request_op> op, Stream& s)
-{
-    exchange_result r;
-    connection& c = *op->conn;
-    const auto& p = op->impl->params_;
-    {
-        http::request<http::span_body<const char>> m{to_verb(op->req.method), op->target.target, 11};
-        apply_headers(m.base(), *op, p);
-        const auto& body = op->req.body;
-        if (!body.empty() || op->req.method == http_method::post || op->req.method == http_method::put ||
-            op->req.method == http_method::patch)
-            m.content_length(body.size());
-        m.body() = {body.data(), body.size()};
-        auto [ec, n] = co_await http::async_write(s, m, tok);
-        (void)n;
-        if (op->reason)
-            co_return r;
-        if (ec)
-        {
-            r.ec = map_io_error(ec);
-            r.nothing_received = true;
-            co_return r;
-        }
-    }
-    std::optional<response_parser> parser;
-    bool got_any = c.buf.size() != 0;
-    const error_code ec = co_await read_final(*op, s, parser, got_any, nullptr);
-    if (op->reason)
-        co_return r;
-    if (ec)
-    {
-        r.nothing_received = !got_any && is_closed_error(ec);
-        r.ec = map_io_error(ec);
-        co_return r;
-    }
-    auto& m = parser->get();
-    r.reusable = m.keep_alive() && !parser->need_eof() && c.buf.size() == 0;
-    r.resp = convert(m);
-    co_return r;
-}
-
-// --- streaming body: response read concurrently with the body write ---
 
 struct reader_state
 {
@@ -462,7 +796,7 @@ asio::awaitable<exchange_result> exchange_stream(std::shared_ptr<request_op> op,
     const std::uint64_t size = src.size();
     bool expect_continue = false;
     {
-        http::request<http::empty_body> m{to_verb(op->req.method), op->target.target, 11};
+        http::request<http::empty_body> m{to_verb(op->req.method), op->target(), 11};
         apply_headers(m.base(), *op, p);
         m.content_length(size);
         if (auto e = m.find(http::field::expect); e != m.end() && beast::iequals(e->value(), "100-continue"))
@@ -563,20 +897,28 @@ asio::awaitable<exchange_result> exchange_stream(std::shared_ptr<request_op> op,
     co_return r;
 }
 
-// --- connection setup ---
+// --- connection setup (rare: a coroutine) ---
 
 inline bool is_tls_verify_error(long v) noexcept { return v != X509_V_OK; }
 
-asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> op, conn_ptr c,
-                                            clock::time_point deadline)
+inline void watch_phase(request_op& op, connection& c, std::chrono::milliseconds limit, client_errc code)
+{
+    const auto phase_deadline = clock::now() + limit;
+    if (phase_deadline < op.deadline)
+        watch(c, phase_deadline, code, op.impl->strand_);
+    else
+        watch(c, op.deadline, client_errc::request_timeout, op.impl->strand_);
+}
+
+asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> op, conn_ptr c)
 {
     auto& impl = *op->impl;
     const auto& p = impl.params_;
-    const auto& t = op->target;
+    const host_pool& t = *op->pool;
 
     tcp::resolver resolver(impl.strand_);
     op->resolver = &resolver;
-    op->arm_phase(deadline, p.resolve_timeout, client_errc::resolve_timeout);
+    watch_phase(*op, *c, p.resolve_timeout, client_errc::resolve_timeout);
     auto [rec, endpoints] = co_await resolver.async_resolve(t.host, t.port, tok);
     op->resolver = nullptr;
     if (op->reason)
@@ -584,9 +926,22 @@ asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> op, conn
     if (rec)
         co_return rec;
 
-    op->arm_phase(deadline, p.connect_timeout, client_errc::connect_timeout);
+    watch_phase(*op, *c, p.connect_timeout, client_errc::connect_timeout);
     if (t.tls)
-        c->tls = std::make_unique<ssl::stream<tcp::socket>>(impl.ex_, impl.ctx_);
+    {
+        if (!impl.ctx_)
+        {
+            try
+            {
+                impl.make_ssl_context();
+            }
+            catch (const boost::system::system_error&)
+            {
+                co_return client_errc::tls_error;
+            }
+        }
+        c->tls = std::make_unique<ssl::stream<tcp::socket>>(impl.ex_, *impl.ctx_);
+    }
     auto [cec, ep] = co_await asio::async_connect(c->socket(), endpoints, tok);
     (void)ep;
     if (op->reason)
@@ -598,7 +953,7 @@ asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> op, conn
 
     if (t.tls)
     {
-        op->arm_phase(deadline, p.tls_handshake_timeout, client_errc::tls_handshake_timeout);
+        watch_phase(*op, *c, p.tls_handshake_timeout, client_errc::tls_handshake_timeout);
         SSL* ssl_handle = c->tls->native_handle();
         if (!t.host_is_ip && !SSL_set_tlsext_host_name(ssl_handle, t.host.c_str()))
             co_return client_errc::tls_error;
@@ -638,196 +993,254 @@ asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> op, conn
             co_return client_errc::tls_error;
         }
     }
-    op->arm(deadline, client_errc::request_timeout);
+    watch(*c, op->deadline, client_errc::request_timeout, impl.strand_);
     co_return error_code{};
 }
 
-// Gets a connection: an idle pooled one (reused = true), a new slot, or waits
-// FIFO for one. Returns null when interrupted.
-asio::awaitable<conn_ptr> acquire(std::shared_ptr<request_op> op, bool& reused, bool force_new)
+inline error_code exception_code(const std::exception_ptr& e)
 {
-    auto& impl = *op->impl;
-    const auto& p = impl.params_;
-    host_pool& hp = impl.pools_[op->target.pool_key];
-    const auto now = clock::now();
+    try
+    {
+        std::rethrow_exception(e);
+    }
+    catch (const std::bad_alloc&)
+    {
+        return make_error_code(boost::system::errc::not_enough_memory);
+    }
+    catch (...)
+    {
+        return client_errc::protocol_error;
+    }
+}
+
+// --- the request state machine (strand only) ---
+
+inline void request_op::run()
+{
+    pool = impl->find_pool(req.url, path_query);
+    if (!pool)
+        return complete(client_errc::invalid_url);
+    if (reason)
+        return complete(reason);
+    deadline = clock::now() + (req.timeout.count() > 0 ? req.timeout : impl->params_.request_timeout);
+    acquire();
+}
+
+// Gets a connection: an idle pooled one (reused), a new slot, or waits FIFO
+// for one (until the request deadline).
+inline void request_op::acquire()
+{
+    const auto& p = impl->params_;
+    host_pool& hp = *pool;
     reused = false;
     if (!force_new)
     {
-        while (!hp.idle.empty())
+        if (!hp.idle.empty())
         {
-            conn_ptr c = std::move(hp.idle.back());
-            hp.idle.pop_back();
-            if (now - c->idle_since >= p.idle_timeout || !c->socket().is_open())
+            const auto now = clock::now();
+            while (!hp.idle.empty())
             {
-                c->close();
-                --hp.total;
-                continue;
+                conn_ptr c = std::move(hp.idle.back());
+                hp.idle.pop_back();
+                c->idle = false;
+                if (now - c->idle_since >= p.idle_timeout || !c->socket().is_open())
+                {
+                    c->close();
+                    unwatch(*c);
+                    --hp.total;
+                    continue;
+                }
+                reused = true;
+                conn = std::move(c);
+                return begin_exchange();
             }
-            reused = true;
-            co_return c;
         }
     }
     else if (hp.total >= p.max_connections_per_host && !hp.idle.empty())
     {
         // Make room for the fresh connection by dropping the oldest idle one.
         hp.idle.front()->close();
+        unwatch(*hp.idle.front());
         hp.idle.erase(hp.idle.begin());
         --hp.total;
     }
     if (hp.total < p.max_connections_per_host)
     {
         ++hp.total;
-        co_return std::make_shared<connection>(impl.ex_, op->target.pool_key, p.read_buffer_size);
+        return open_new();
     }
+    hp.waiters.push_back(shared_from_this());
+    queued = true;
+    if (!wait_timer)
+        wait_timer.emplace(impl->ex_);
+    wait_timer->expires_at(deadline);
+    wait_timer->async_wait(wait_handler{shared_from_this()});
+}
 
-    hp.waiters.push_back(op);
-    op->queued = true;
-    op->wait_timer.expires_at(clock::time_point::max());
-    (void)co_await op->wait_timer.async_wait(tok);
-    op->queued = false;
-    conn_ptr c = std::move(op->handoff);
-    const bool slot = std::exchange(op->slot_granted, false);
-    if (op->reason)
+inline void request_op::on_wait(error_code)
+{
+    initiating = false;
+    conn_ptr c = std::move(handoff);
+    const bool granted = std::exchange(slot_granted, false);
+    if (reason)
     {
         if (c)
-            impl.release(op->target.pool_key, std::move(c), true);
-        else if (slot)
-            impl.release(op->target.pool_key, nullptr, false);
-        co_return nullptr;
+            impl->release(*pool, std::move(c), true);
+        else if (granted)
+            impl->release(*pool, nullptr, false);
+        return complete(reason);
     }
     if (c)
     {
         reused = true;
-        co_return c;
+        conn = std::move(c);
+        return begin_exchange();
     }
-    if (slot)
-        co_return std::make_shared<connection>(impl.ex_, op->target.pool_key, p.read_buffer_size);
-    co_return nullptr;  // not reached: woken without a connection
+    if (granted)
+        return open_new();
+    // The deadline passed while waiting.
+    interrupt(client_errc::request_timeout);
+    complete(reason);
 }
 
-asio::awaitable<void> run_request(std::shared_ptr<request_op> op)
+inline void request_op::open_new()
 {
-    auto& impl = *op->impl;
-    const auto& p = impl.params_;
-    if (!parse_beast_target(op->req.url, op->target))
-    {
-        op->complete(client_errc::invalid_url);
-        co_return;
-    }
-    if (op->reason)
-    {
-        op->complete(op->reason);
-        co_return;
-    }
-    const auto deadline =
-        clock::now() + (op->req.timeout.count() > 0 ? op->req.timeout : p.request_timeout);
-    op->arm(deadline, client_errc::request_timeout);
+    conn = std::make_shared<connection>(impl->ex_, impl->strand_, pool, impl->params_.read_buffer_size);
+    conn->op = this;
+    asio::co_spawn(impl->strand_, open_connection(shared_from_this(), conn),
+                   [self = shared_from_this()](std::exception_ptr e, error_code ec) {
+                       self->initiating = false;
+                       self->on_open(e ? exception_code(e) : ec);
+                   });
+}
 
-    bool force_new = false;
-    for (;;)
+inline void request_op::on_open(error_code ec)
+{
+    if (ec || reason)
     {
-        bool reused = false;
-        conn_ptr c = co_await acquire(op, reused, force_new);
-        if (!c)
-        {
-            op->complete(op->reason ? op->reason : error_code(client_errc::connection_closed));
-            co_return;
-        }
-        op->conn = c;
-        if (!reused)
-        {
-            const error_code ec = co_await open_connection(op, c, deadline);
-            if (ec)
-            {
-                op->conn = nullptr;
-                impl.release(op->target.pool_key, std::move(c), false);
-                op->complete(op->reason ? op->reason : ec);
-                co_return;
-            }
-        }
-        exchange_result r;
-        // (No co_await inside ?: — GCC 12 miscompiles some of those.)
-        if (op->req.body_stream && c->tls)
-            r = co_await exchange_stream(op, *c->tls);
-        else if (op->req.body_stream)
-            r = co_await exchange_stream(op, c->plain);
-        else if (c->tls)
-            r = co_await exchange_simple(op, *c->tls);
-        else
-            r = co_await exchange_simple(op, c->plain);
-        op->conn = nullptr;
-        if (op->reason)
-        {
-            impl.release(op->target.pool_key, std::move(c), false);
-            op->complete(op->reason);
-            co_return;
-        }
-        if (r.ec)
-        {
-            impl.release(op->target.pool_key, std::move(c), false);
-            if (reused && r.nothing_received)
-            {
-                // The server closed the pooled connection before reading the request.
-                if (op->req.idempotent && !op->req.body_stream)
-                {
-                    force_new = true;
-                    continue;
-                }
-                op->complete(client_errc::connection_closed);
-                co_return;
-            }
-            op->complete(r.ec);
-            co_return;
-        }
-        ++c->requests;
-        impl.release(op->target.pool_key, std::move(c), r.reusable);
-        op->complete({}, std::move(r.resp));
-        co_return;
+        conn_ptr c = std::move(conn);
+        c->op = nullptr;
+        c->deadline = clock::time_point::max();
+        impl->release(*pool, std::move(c), false);
+        return complete(reason ? reason : ec);
     }
+    begin_exchange();
+}
+
+template <class Stream>
+asio::awaitable<exchange_result> exchange_stream(std::shared_ptr<request_op> op, Stream& s);
+
+inline void request_op::begin_exchange()
+{
+    connection& c = *conn;
+    c.op = this;
+    watch(c, deadline, client_errc::request_timeout, impl->strand_);
+    if (req.body_stream)
+    {
+        auto done_fn = [self = shared_from_this()](std::exception_ptr e, exchange_result r) {
+            self->initiating = false;
+            if (e)
+            {
+                r = {};
+                r.ec = exception_code(e);
+            }
+            self->on_exchanged(std::move(r));
+        };
+        if (c.tls)
+            asio::co_spawn(impl->strand_, exchange_stream(shared_from_this(), *c.tls), std::move(done_fn));
+        else
+            asio::co_spawn(impl->strand_, exchange_stream(shared_from_this(), c.plain), std::move(done_fn));
+        return;
+    }
+    if (c.tls)
+        simple_exchange<ssl::stream<tcp::socket>>::start(shared_from_this(), *c.tls);
+    else
+        simple_exchange<tcp::socket>::start(shared_from_this(), c.plain);
+}
+
+inline void request_op::on_exchanged(exchange_result r)
+{
+    initiating = false;
+    conn_ptr c = std::move(conn);
+    c->op = nullptr;
+    c->deadline = clock::time_point::max();
+    if (reason)
+    {
+        impl->release(*pool, std::move(c), false);
+        return complete(reason);
+    }
+    if (r.ec)
+    {
+        impl->release(*pool, std::move(c), false);
+        if (reused && r.nothing_received)
+        {
+            // The server closed the pooled connection before reading the request.
+            if (req.idempotent && !req.body_stream)
+            {
+                force_new = true;
+                return acquire();
+            }
+            return complete(client_errc::connection_closed);
+        }
+        return complete(r.ec);
+    }
+    ++c->requests;
+    impl->release(*pool, c, r.reusable);
+    // Completing may start the next request on this connection (the handler
+    // runs inline when its executor allows it): the watchdog then stays
+    // armed. Otherwise the idle connection stops it.
+    complete({}, std::move(r.resp));
+    if (c->idle)
+        unwatch(*c);
 }
 
 }  // namespace bt
 
-inline void beast_transport_impl::release(const std::string& key, bt::conn_ptr c, bool reusable)
+inline void beast_transport_impl::release(bt::host_pool& hp, bt::conn_ptr c, bool reusable)
 {
     // c is null when only a connection slot is given back.
-    bt::host_pool* hp = &pools_[key];
     if (!c || !reusable || !c->socket().is_open())
     {
         if (c)
-            c->close();
-        if (!hp->waiters.empty())
         {
-            auto w = std::move(hp->waiters.front());
-            hp->waiters.pop_front();
+            c->close();
+            bt::unwatch(*c);
+        }
+        if (!hp.waiters.empty())
+        {
+            auto w = std::move(hp.waiters.front());
+            hp.waiters.pop_front();
             w->queued = false;
             w->slot_granted = true;
-            w->wait_timer.cancel();
+            w->wait_timer->cancel();
         }
         else
-            --hp->total;
+            --hp.total;
         return;
     }
-    if (!hp->waiters.empty())
+    if (!hp.waiters.empty())
     {
-        auto w = std::move(hp->waiters.front());
-        hp->waiters.pop_front();
+        auto w = std::move(hp.waiters.front());
+        hp.waiters.pop_front();
         w->queued = false;
         w->handoff = std::move(c);
-        w->wait_timer.cancel();
+        w->wait_timer->cancel();
         return;
     }
     // Idle expiry is lazy (here and in acquire): no timer is kept pending, so
     // an idle pool never keeps io_context::run() from returning.
     const auto now = bt::clock::now();
-    while (!hp->idle.empty() && now - hp->idle.front()->idle_since >= params_.idle_timeout)
+    while (!hp.idle.empty() && now - hp.idle.front()->idle_since >= params_.idle_timeout)
     {
-        hp->idle.front()->close();
-        hp->idle.erase(hp->idle.begin());
-        --hp->total;
+        hp.idle.front()->close();
+        hp.idle.front()->idle = false;
+        bt::unwatch(*hp.idle.front());
+        hp.idle.erase(hp.idle.begin());
+        --hp.total;
     }
     c->idle_since = now;
-    hp->idle.push_back(std::move(c));
+    c->idle = true;
+    hp.idle.push_back(std::move(c));
 }
 
 inline void beast_transport_impl::start(http_request req, transport_handler h)
@@ -845,28 +1258,17 @@ inline void beast_transport_impl::start(http_request req, transport_handler h)
             });
         });
     }
-    // Post first: the operation never completes inside async_send.
-    boost::asio::post(strand_, [op]() mutable {
-        auto& strand = op->impl->strand_;
-        boost::asio::co_spawn(strand, bt::run_request(op), [op](std::exception_ptr e) {
-            if (!e || op->done)
-                return;
-            if (op->conn)
-                op->impl->release(op->target.pool_key, std::exchange(op->conn, nullptr), false);
-            try
-            {
-                std::rethrow_exception(e);
-            }
-            catch (const std::bad_alloc&)
-            {
-                op->complete(make_error_code(boost::system::errc::not_enough_memory));
-            }
-            catch (...)
-            {
-                op->complete(client_errc::protocol_error);
-            }
-        });
-    });
+    if (strand_.running_in_this_thread())
+    {
+        // Already on the strand (typically: the previous request's handler
+        // starting the next one): no hop. Whatever completes before the first
+        // asynchronous step is posted, so nothing completes inside async_send.
+        op->initiating = true;
+        op->run();
+        op->initiating = false;
+        return;
+    }
+    boost::asio::post(strand_, [op = std::move(op)]() mutable { op->run(); });
 }
 
 }  // namespace detail
