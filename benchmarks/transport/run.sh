@@ -15,20 +15,18 @@ root="$(cd "$here/../.." && pwd)"
 build="${1:-$root/build-transport/bench}"
 mkdir -p "$build"
 CXX="${CXX:-g++-12}"
-FLAGS="-std=c++20 -O2 -DNDEBUG -g -Wall -Wextra -DDIGITAL_DELIVERY_SEPARATE_COMPILATION -I$root/include"
+FLAGS="-std=c++20 -O2 -DNDEBUG -g -Wall -Wextra -Wno-missing-field-initializers -DDIGITAL_DELIVERY_SEPARATE_COMPILATION -I$root/include"
 
 # --- build (the transport's implementation compiled once, as src.hpp does) --
 cat > "$build/transport_src.cpp" <<'SRC'
-#include <digital_delivery/impl/error.ipp>
-#include <digital_delivery/impl/http_message.ipp>
-#include <digital_delivery/impl/beast_transport.ipp>
+#include <digital_delivery/src.hpp>
 SRC
-if [[ ! -x "$build/transport_bench" || "$here/transport_bench.cpp" -nt "$build/transport_bench" ||
-      "$root/include/digital_delivery/impl/beast_transport.ipp" -nt "$build/transport_bench" ]]; then
+newest="$(find "$root/include" "$here/transport_bench.cpp" -newer "$build/transport_bench" 2>/dev/null | head -1 || true)"
+if [[ ! -x "$build/transport_bench" || -n "$newest" ]]; then
     $CXX $FLAGS -c "$build/transport_src.cpp" -o "$build/transport_src.o"
     $CXX $FLAGS -c "$here/transport_bench.cpp" -o "$build/transport_bench.o"
     $CXX "$build/transport_bench.o" "$build/transport_src.o" -o "$build/transport_bench" \
-        -lboost_url -lssl -lcrypto -lcurl -lpthread
+        -lboost_json -lboost_url -lssl -lcrypto -lcurl -lpthread
 fi
 bench="$build/transport_bench"
 
@@ -51,6 +49,17 @@ o = json.dumps(order(1)); o = o[:-1] + ', "note": "' + "n" * max(0, 450 - len(o)
 open(sys.argv[1] + "/order.json", "w").write(o)
 page = {"orders": [order(i) for i in range(250)], "meta": {"page": 1, "per_page": 250, "total": 250}}
 open(sys.argv[1] + "/orders.json", "w").write(json.dumps(page))
+# The same shapes in the API's model (dd::order), for the "api" client.
+def api_order(i):
+    return {"id": str(1001 + i), "name": "#%d" % (1001 + i), "email": "customer%d@example.com" % i,
+            "phone": None, "financial_status": "paid", "fulfillment_status": "fulfilled", "total_price": "49.90",
+            "currency": "EUR", "created_at": "2026-11-20T10:15:30Z", "updated_at": "2026-11-20T10:16:02Z",
+            "customer": {"first_name": "Ada", "last_name": "Lovelace"}, "download_count": 3, "download_limit": 5}
+o = json.dumps({"order": api_order(0)}); o = o[:-2] + ', "note": "' + "n" * max(0, 450 - len(o) - 13) + '"}}'
+open(sys.argv[1] + "/api_order.json", "w").write(o)
+page = {"orders": [api_order(i) for i in range(250)],
+        "pagination": {"current_page": 1, "per_page": 250, "total_count": 250, "total_pages": 1}}
+open(sys.argv[1] + "/api_page.json", "w").write(json.dumps(page))
 PY
 cat > "$dir/nginx.conf" <<CONF
 daemon off; master_process off; worker_processes 1; pid $dir/nginx.pid;
@@ -61,13 +70,16 @@ http {
     uwsgi_temp_path $dir/uw; scgi_temp_path $dir/sc;
     access_log off; keepalive_requests 10000000; keepalive_timeout 75s;
     default_type application/json;
-    server { listen 127.0.0.1:$port; root $dir/www; location / { } }
+    server { listen 127.0.0.1:$port; root $dir/www; location / { }
+             location = /api/orders { try_files /api_page.json =404; }
+             location /api/orders/ { try_files /api_order.json =404; } }
 }
 CONF
 /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" &
 nginx_pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/order.json" >/dev/null && break; sleep 0.05; done
 small_size=$(stat -c %s "$dir/www/order.json"); page_size=$(stat -c %s "$dir/www/orders.json")
+api_small=$(stat -c %s "$dir/www/api_order.json"); api_page=$(stat -c %s "$dir/www/api_page.json")
 
 # --- measurements -------------------------------------------------------------
 instr() {  # mode path requests
@@ -85,7 +97,7 @@ wrk_rps() {  # connections path
 }
 ratio() { python3 -c "print('%.2f' % ($1 / $2))"; }
 
-echo "nginx 127.0.0.1:$port, order.json $small_size B, orders.json $page_size B, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores"
+echo "nginx 127.0.0.1:$port, order.json $small_size B, orders.json $page_size B, api: order $api_small B, page $api_page B, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores"
 echo
 echo "| payload | client | instructions/request (callgrind) | req/s, 1 conn | vs wrk -t1 -c1 | req/s, 64 in flight / 8 conns | vs wrk -t1 -c8 |"
 echo "|---|---|---:|---:|---:|---:|---:|"
@@ -93,11 +105,12 @@ for path in /order.json /orders.json; do
     if [[ $path == /order.json ]]; then n=20000; label="order ($small_size B)"; else n=4000; label="page ($page_size B)"; fi
     w1=$(wrk_rps 1 "$path"); w8=$(wrk_rps 8 "$path")
     echo "| $label | wrk | - | ${w1%.*} | 1.00 | ${w8%.*} | 1.00 |"
-    for mode in ours beast curl; do
-        ir=$(per_request "$mode" "$path")
-        r1=$(rps "$mode" "$port" "$path" "$n" 1 1)
+    for mode in ${MODES:-ours api beast curl}; do
+        p="$path"; if [[ $mode == api ]]; then if [[ $path == /order.json ]]; then p=/order; else p=/page; fi; fi
+        ir=$(per_request "$mode" "$p")
+        r1=$(rps "$mode" "$port" "$p" "$n" 1 1)
         if [[ $mode == curl ]]; then r8="-"; q8="-"; else
-            if [[ $mode == ours ]]; then r8=$(rps ours "$port" "$path" "$((n * 2))" 64 8); else r8=$(rps beast "$port" "$path" "$((n * 2))" 8 8); fi
+            if [[ $mode == beast ]]; then r8=$(rps beast "$port" "$p" "$((n * 2))" 8 8); else r8=$(rps "$mode" "$port" "$p" "$((n * 2))" 64 8); fi
             q8=$(ratio "$r8" "$w8"); fi
         echo "| $label | $mode | $ir | $r1 | $(ratio "$r1" "$w1") | $r8 | $q8 |"
     done

@@ -9,11 +9,16 @@
 //   beast - a hand-written Beast coroutine client (one connection per
 //           coroutine, reserved 64 KiB flat_buffer, request built once)
 //   curl  - a libcurl easy handle with keep-alive (one connection only)
+//   api   - the public API: dd::get_order (PATH /order) or dd::list_orders
+//           with per_page=250 (PATH /page) through a dd::client over
+//           beast_transport, rate limiter disabled, decoding into the models
 //
 // usage: transport_bench MODE PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]
 // Prints "requests seconds requests_per_second". Run by run.sh.
 
 #include <digital_delivery/beast_transport.hpp>
+#include <digital_delivery/client.hpp>
+#include <digital_delivery/endpoints.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -71,6 +76,49 @@ void run_ours(unsigned short port, const std::string& path, long n, long in_flig
             });
         }
     } s{t, url, started, n};
+    for (long i = 0; i < in_flight; ++i)
+        s();
+    ioc.run();
+}
+
+void run_api(unsigned short port, const std::string& path, long n, long in_flight, long conns)
+{
+    asio::io_context ioc(1);
+    dd::beast_transport_params p;
+    p.max_connections_per_host = static_cast<std::size_t>(conns);
+    dd::beast_transport t(ioc.get_executor(), p);
+    dd::client c(t, {.base_url = "http://127.0.0.1:" + std::to_string(port) + "/api",
+                     .api_key = "bench-key",
+                     .rate_limit = {.enabled = false}});
+    const bool page = path == "/page";
+    long started = 0;
+    struct starter
+    {
+        dd::client& c;
+        bool page;
+        long& started;
+        long n;
+        void operator()()
+        {
+            if (started >= n)
+                return;
+            ++started;
+            if (page)
+                dd::list_orders(c, {.per_page = 250}, [this](dd::error_code ec, dd::order_list l) {
+                    if (ec || l.orders.size() != 250)
+                        ++g_failed;
+                    g_bytes += l.orders.size();
+                    (*this)();
+                });
+            else
+                dd::get_order(c, "1001", [this](dd::error_code ec, dd::order o) {
+                    if (ec || o.id != "1001")
+                        ++g_failed;
+                    g_bytes += o.email.size();
+                    (*this)();
+                });
+        }
+    } s{c, page, started, n};
     for (long i = 0; i < in_flight; ++i)
         s();
     ioc.run();
@@ -140,7 +188,7 @@ int main(int argc, char** argv)
 {
     if (argc < 5)
     {
-        std::fprintf(stderr, "usage: %s ours|beast|curl PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s ours|beast|curl|api PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]\n", argv[0]);
         return 2;
     }
     const std::string mode = argv[1];
@@ -154,6 +202,8 @@ int main(int argc, char** argv)
         run_ours(port, path, n, in_flight, conns);
     else if (mode == "beast")
         run_beast(port, path, n, conns);
+    else if (mode == "api")
+        run_api(port, path, n, in_flight, conns);
     else if (mode == "curl")
         run_curl(port, path, n);
     else
