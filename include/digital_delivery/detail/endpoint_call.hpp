@@ -32,6 +32,7 @@
 #include <boost/asio/deferred.hpp>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <array>
@@ -288,12 +289,16 @@ void prepare_endpoint(
 template <class D>
 error_code decode_response(const std::string& body, result_t<D>& out, diagnostics* diag)
 {
-    unsigned char buf[4096];
-    boost::json::monotonic_resource mr(buf, sizeof buf);
-    boost::json::value v;
+    // The DOM is a scratch structure: it lives in a per-thread arena reused
+    // across responses (decode_arena), sized from the body, and is dropped
+    // before returning. A value must be CONSTRUCTED from the parse result:
+    // assigning it to a default-storage value would deep-copy it to the heap.
     std::string_view text(body);
     while (!text.empty() && (text.front() == ' ' || text.front() == '\n' || text.front() == '\r' || text.front() == '\t'))
         text.remove_prefix(1);
+    decode_arena_lease arena(text.size());
+    boost::json::monotonic_resource mr(arena.dom(), arena.dom_size());
+    boost::json::value v(&mr);
     if (text.empty())
     {
         v.emplace_object();  // no content: only all-optional envelopes decode
@@ -301,13 +306,16 @@ error_code decode_response(const std::string& body, result_t<D>& out, diagnostic
     else
     {
         boost::system::error_code jec;
-        v = boost::json::parse(text, jec, &mr);
+        boost::json::parser p(boost::json::storage_ptr(), {}, arena.stack(), arena.stack_size());
+        p.reset(&mr);
+        p.write(text, jec);
         if (jec)
         {
             if (diag)
                 diag->client_message = "response body is not JSON: " + jec.message();
             return client_errc::invalid_json;
         }
+        v = p.release();  // same storage: moved, not copied
     }
     decode_context ctx;
     if constexpr (std::is_same_v<result_t<D>, typename D::response>)

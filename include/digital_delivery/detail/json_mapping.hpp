@@ -31,6 +31,7 @@
 #include <concepts>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -127,6 +128,80 @@ private:
 };
 
 // ---- decoding --------------------------------------------------------------
+
+/// Scratch memory for decoding a response body: one buffer per thread,
+/// reused across responses (decoding is synchronous and calls no user code,
+/// so a thread never needs two at once; a nested use falls back to a private
+/// buffer). Sized from the body length (a Boost.JSON DOM takes ~1-2x the
+/// text); larger DOMs spill into the default allocator. Up to
+/// decode_arena_max_kept bytes stay allocated per thread between responses.
+inline constexpr std::size_t decode_arena_stack = 8 * 1024;  // the parser's value stack
+inline constexpr std::size_t decode_arena_max_kept = 2 * 1024 * 1024;
+
+class decode_arena_lease
+{
+public:
+    explicit decode_arena_lease(std::size_t body_size)
+    {
+        const std::size_t want = decode_arena_stack + 2048 + (body_size < decode_arena_max_kept ? body_size * 2 : decode_arena_max_kept * 2);
+        state& st = tls();
+        if (!st.in_use && want <= decode_arena_stack + 2048 + decode_arena_max_kept * 2)
+        {
+            if (st.size < want)
+            {
+                st.buf.reset();
+                st.buf.reset(new unsigned char[want]);
+                st.size = want;
+            }
+            st.in_use = true;
+            shared_ = &st;
+            data_ = st.buf.get();
+            size_ = st.size;
+        }
+        else
+        {
+            own_.reset(new unsigned char[want]);
+            data_ = own_.get();
+            size_ = want;
+        }
+    }
+    ~decode_arena_lease()
+    {
+        if (shared_)
+        {
+            shared_->in_use = false;
+            if (shared_->size > decode_arena_stack + 2048 + decode_arena_max_kept * 2)
+            {
+                shared_->buf.reset();
+                shared_->size = 0;
+            }
+        }
+    }
+    decode_arena_lease(const decode_arena_lease&) = delete;
+    decode_arena_lease& operator=(const decode_arena_lease&) = delete;
+
+    unsigned char* stack() const noexcept { return data_; }
+    std::size_t stack_size() const noexcept { return decode_arena_stack; }
+    unsigned char* dom() const noexcept { return data_ + decode_arena_stack; }
+    std::size_t dom_size() const noexcept { return size_ - decode_arena_stack; }
+
+private:
+    struct state
+    {
+        std::unique_ptr<unsigned char[]> buf;
+        std::size_t size = 0;
+        bool in_use = false;
+    };
+    static state& tls() noexcept
+    {
+        thread_local state s;
+        return s;
+    }
+    state* shared_ = nullptr;
+    std::unique_ptr<unsigned char[]> own_;
+    unsigned char* data_ = nullptr;
+    std::size_t size_ = 0;
+};
 
 inline bool decode_value(const boost::json::value& v, std::string& out, decode_context& ctx)
 {
@@ -277,12 +352,22 @@ bool decode_value(const boost::json::value& v, T& out, decode_context& ctx)
     if (!o)
         return ctx.fail(client_errc::wrong_type, "expected an object");
     bool ok = true;
+    // Keys usually arrive in declaration order: try the entry after the last
+    // match first, then look the key up.
+    const boost::json::key_value_pair* const first = o->begin();
+    const std::size_t count = o->size();
+    std::size_t cursor = 0;
     using members = boost::describe::describe_members<T, boost::describe::mod_public>;
     boost::mp11::mp_for_each<members>([&](auto d) {
         if (!ok)
             return;
         using member_t = std::remove_cvref_t<decltype(out.*d.pointer)>;
-        auto it = o->find(d.name);
+        const std::string_view name(d.name);
+        const boost::json::key_value_pair* it;
+        if (cursor < count && first[cursor].key() == name)
+            it = first + cursor;
+        else
+            it = o->find(name);
         if (it == o->end())
         {
             if constexpr (is_optional<member_t>::value)
@@ -296,7 +381,8 @@ bool decode_value(const boost::json::value& v, T& out, decode_context& ctx)
             }
             return;
         }
-        ctx.push(std::string_view(d.name));
+        cursor = static_cast<std::size_t>(it - first) + 1;
+        ctx.push(name);
         ok = decode_value(it->value(), out.*d.pointer, ctx);
         if (ok)
             ctx.pop();

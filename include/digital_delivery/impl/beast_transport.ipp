@@ -9,17 +9,26 @@
 // (separate compilation) or by the one translation unit including
 // beast_transport.hpp (header-only mode).
 //
-// Structure
-//  - beast_transport_impl: executor, one strand, TLS context, the pool
-//    (per "scheme://host:port": idle connections, count, FIFO waiters).
-//  - request_op: one async_send. Runs as a C++20 coroutine on the strand.
-//    Every interruption (cancellation slot, watchdog timer) is delivered on
-//    the strand as interrupt(reason): it records the reason and stops
-//    whatever is in progress (leaves the waiter queue, cancels the resolver,
-//    closes the connection). After each co_await the coroutine checks the
-//    reason, so a connection interrupted mid-request is never reused.
-//  - One watchdog timer per request, re-armed per phase with
-//    min(phase deadline, request deadline) and the matching client_errc.
+// Structure (docs/transport-beast.md)
+//  - beast_transport_impl: executor, one strand, the TLS context (created on
+//    first HTTPS use unless a custom trust store is given), the pools (per
+//    "scheme://host:port": the validated origin, idle connections, count,
+//    FIFO waiters) and a one-entry cache of the last origin seen.
+//  - request_op: one async_send, a state machine on the strand:
+//    run -> acquire (idle connection | new slot | FIFO wait until the
+//    deadline) -> [open_connection: a coroutine, only for new connections]
+//    -> exchange -> on_exchanged (release, retry once on a stale pooled
+//    connection, complete). Requests with an in-memory body use
+//    simple_exchange (one gather write of a header serialized into a reused
+//    buffer, then read_some + a parser writing straight into http_response);
+//    streaming bodies use the exchange_stream coroutine (concurrent reader).
+//  - Every interruption (cancellation slot, watchdog) is delivered on the
+//    strand as interrupt(reason): it records the reason and stops whatever is
+//    in progress (leaves the waiter queue, cancels the resolver, closes the
+//    connection); each step checks the reason, so a connection interrupted
+//    mid-request is never reused.
+//  - One watchdog timer per connection, kept armed across requests (see
+//    watch()); it only fires to compare deadlines.
 
 #include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/detail/beast_url.hpp>
