@@ -87,6 +87,14 @@ struct rate_limit_params
     /// Lower the local estimate from X-RateLimit-Limit/Remaining headers
     /// (never raises it). Default: true.
     bool follow_server_headers = true;
+
+    /// After a request is granted from a full bucket, the bucket does not
+    /// refill until a response comes back (or one window passes). The server's
+    /// bucket is full too and refills nothing until that request reaches it;
+    /// counting refill from our own grant would hand out points the server
+    /// never had, and a 429 costs a whole Retry-After pause. Costs at most one
+    /// round trip of refill after an idle period. Default: true.
+    bool hold_refill_until_response = true;
 };
 
 /// Reported to the throttle hook.

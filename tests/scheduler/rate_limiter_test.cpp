@@ -50,6 +50,7 @@ rate_limit_params params(double capacity, std::chrono::duration<double> window)
     rate_limit_params p;
     p.capacity = capacity;
     p.window = window;
+    p.hold_refill_until_response = false;  // these tests model refill alone (see hold_* tests)
     return p;
 }
 
@@ -434,3 +435,47 @@ TEST(rate_limiter, awaitable_or_with_a_timer_cancels_the_waiter)
     EXPECT_EQ(lim.waiting(), 0u);
     EXPECT_DOUBLE_EQ(lim.reserved(), 0);
 }
+
+namespace {
+
+// A take from a full bucket holds the refill until a response comes back:
+// the server's bucket was full too and refilled nothing before our request
+// arrived (tests/integration/test_scheduler_load.cpp measures the effect).
+TEST(token_bucket, take_from_full_holds_refill_until_thaw)
+{
+    using clk = std::chrono::steady_clock;
+    const auto t0 = clk::time_point{} + std::chrono::hours(1);
+    digital_delivery::detail::token_bucket b(2, std::chrono::seconds(2), t0, true);  // 1 point/s
+    EXPECT_TRUE(b.try_take(2, t0));
+    EXPECT_TRUE(b.frozen());
+    EXPECT_NEAR(b.available(t0 + std::chrono::milliseconds(900)), 0.0, 1e-9);  // no refill while frozen
+    EXPECT_TRUE(b.thaw(t0 + std::chrono::milliseconds(900)));
+    EXPECT_NEAR(b.available(t0 + std::chrono::milliseconds(1400)), 0.5, 1e-9);  // refill from the thaw
+    // Not full: no hold.
+    EXPECT_TRUE(b.try_take(0.5, t0 + std::chrono::milliseconds(1400)));
+    EXPECT_FALSE(b.frozen());
+}
+
+TEST(token_bucket, hold_ends_after_one_window_without_a_response)
+{
+    using clk = std::chrono::steady_clock;
+    const auto t0 = clk::time_point{} + std::chrono::hours(1);
+    digital_delivery::detail::token_bucket b(2, std::chrono::seconds(2), t0, true);
+    EXPECT_TRUE(b.try_take(1, t0));
+    EXPECT_NEAR(b.available(t0 + std::chrono::milliseconds(1999)), 1.0, 1e-9);
+    b.available(t0 + std::chrono::seconds(2));  // the hold lapses here, uncredited
+    EXPECT_FALSE(b.frozen());
+    EXPECT_NEAR(b.available(t0 + std::chrono::seconds(3)), 2.0, 1e-9);
+}
+
+TEST(token_bucket, without_hold_refill_starts_at_the_take)
+{
+    using clk = std::chrono::steady_clock;
+    const auto t0 = clk::time_point{} + std::chrono::hours(1);
+    digital_delivery::detail::token_bucket b(2, std::chrono::seconds(2), t0, false);
+    EXPECT_TRUE(b.try_take(2, t0));
+    EXPECT_FALSE(b.frozen());
+    EXPECT_NEAR(b.available(t0 + std::chrono::milliseconds(500)), 0.5, 1e-9);
+}
+
+}  // namespace

@@ -44,6 +44,7 @@ struct scheduler_config
     std::chrono::duration<double> window = std::chrono::seconds(60);
     std::chrono::steady_clock::duration aging_interval = std::chrono::seconds(10);
     std::chrono::steady_clock::duration max_retry_after = std::chrono::seconds(60);
+    bool hold_refill_until_response = false;  ///< rate_limit_params::hold_refill_until_response
 };
 
 class scheduler_core
@@ -69,7 +70,7 @@ public:
     };
 
     scheduler_core(const scheduler_config& cfg, time_point now)
-        : cfg_(cfg), bucket_(cfg.capacity, cfg.window, now)
+        : cfg_(cfg), bucket_(cfg.capacity, cfg.window, now, cfg.hold_refill_until_response)
     {
     }
 
@@ -217,7 +218,20 @@ public:
     }
 
     /// Gives back points of a request that provably never reached the server.
-    void refund(double cost, time_point now) { bucket_.give_back(std::max(cost, 0.0), now); }
+    void refund(double cost, time_point now)
+    {
+        bucket_.give_back(std::max(cost, 0.0), now);
+        if (bucket_.thaw(now))
+            scan_needed_ = true;
+    }
+
+    /// A response (or a final transport failure) came back: refilling, frozen
+    /// since a take from a full bucket, resumes (token_bucket::thaw).
+    void on_response(time_point now)
+    {
+        if (bucket_.thaw(now))
+            scan_needed_ = true;
+    }
 
     /// Snapshot for observability: the local estimate, or the server's figures
     /// when they set the estimate and nothing was granted since.

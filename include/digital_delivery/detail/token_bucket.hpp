@@ -29,8 +29,11 @@ public:
     /// "exactly one point" must find one point).
     static constexpr double epsilon = 1e-9;
 
-    token_bucket(double capacity, std::chrono::duration<double> window, time_point now) noexcept
-        : capacity_(capacity > 0 ? capacity : 1),
+    /// `hold_after_full`: after a take from a full bucket, refill waits for
+    /// thaw() (see freeze_if_full()).
+    token_bucket(double capacity, std::chrono::duration<double> window, time_point now, bool hold_after_full = false) noexcept
+        : hold_after_full_(hold_after_full),
+          capacity_(capacity > 0 ? capacity : 1),
           per_second_(capacity_ / (window.count() > 0 ? window.count() : 1.0)),
           window_(window.count() > 0 ? window : std::chrono::duration<double>(1.0)),
           tokens_(capacity_),
@@ -51,14 +54,40 @@ public:
     }
 
     /// Brings the balance up to `now` (time never goes backwards here).
+    /// No refill while frozen (see take_from_full()).
     void refill(time_point now) noexcept
     {
         if (now <= last_)
             return;
+        if (frozen_)
+        {
+            if (now - frozen_since_ < max_freeze())
+            {
+                last_ = now;
+                return;
+            }
+            frozen_ = false;  // no response came back: resume, never crediting the frozen time
+            last_ = now;
+            return;
+        }
         const double dt = std::chrono::duration<double>(now - last_).count();
         tokens_ = std::min(capacity_, tokens_ + dt * per_second_);
         last_ = now;
     }
+
+    /// Resumes refilling (a response arrived: the server has debited at least
+    /// the first request taken from a full bucket). Returns true if it was frozen.
+    bool thaw(time_point now) noexcept
+    {
+        if (!frozen_)
+            return false;
+        refill(now);
+        frozen_ = false;
+        last_ = std::max(last_, now);
+        return true;
+    }
+
+    bool frozen() const noexcept { return frozen_; }
 
     /// The balance at `now` (may be negative).
     double available(time_point now) noexcept
@@ -73,6 +102,7 @@ public:
         refill(now);
         if (tokens_ + epsilon < cost)
             return false;
+        freeze_if_full();
         tokens_ -= cost;
         return true;
     }
@@ -81,6 +111,7 @@ public:
     void take(double cost, time_point now) noexcept
     {
         refill(now);
+        freeze_if_full();
         tokens_ -= cost;
     }
 
@@ -116,11 +147,33 @@ public:
     }
 
 private:
+    // Taking from a full bucket: the server's bucket is (almost surely) full
+    // too, and stays clamped at capacity, refilling nothing, until our first
+    // request reaches it. Refill counted from our own take would be refill the
+    // server never had (measured: 2 points too many in a 40-point burst when
+    // the first request took 25 ms to arrive). So refill waits for the first
+    // response (thaw()), or max_freeze() if none comes.
+    void freeze_if_full() noexcept
+    {
+        if (hold_after_full_ && !frozen_ && tokens_ + epsilon >= capacity_)
+        {
+            frozen_ = true;
+            frozen_since_ = last_;
+        }
+    }
+    duration max_freeze() const noexcept
+    {
+        return std::chrono::duration_cast<duration>(std::chrono::duration<double>(std::max(window_.count(), 1.0)));
+    }
+
+    bool hold_after_full_;
     double capacity_;
     double per_second_;
     std::chrono::duration<double> window_;
     double tokens_;
     time_point last_;
+    bool frozen_ = false;
+    time_point frozen_since_{};
 };
 
 }  // namespace detail

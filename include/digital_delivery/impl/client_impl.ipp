@@ -479,6 +479,10 @@ struct execute_op
             {
                 self_->limiter().refund(p_.cost);
             }
+            else
+            {
+                self_->limiter().observe_response(http_headers{}, 0);  // the attempt is over: resume refilling
+            }
             if (ec == boost::asio::error::operation_aborted)
                 return fail(self, ec);
             attempt_failure f{ec, resp.status, {}};

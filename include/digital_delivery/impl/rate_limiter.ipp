@@ -70,6 +70,7 @@ inline scheduler_config to_config(const rate_limit_params& p)
     c.window = p.window;
     c.aging_interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(p.aging_interval);
     c.max_retry_after = std::chrono::duration_cast<std::chrono::steady_clock::duration>(p.max_retry_after);
+    c.hold_refill_until_response = p.hold_refill_until_response;
     return c;
 }
 
@@ -337,6 +338,7 @@ DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(
                 b.hook = st.hook;
             }
         }
+        st.core.on_response(now);
         if (st.params.follow_server_headers)
             if (auto snap = parse_rate_limit_headers(headers, sys_now))
                 st.core.observe(*snap, now);
