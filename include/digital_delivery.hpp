@@ -37,5 +37,6 @@
 #include <digital_delivery/upload.hpp>
 #include <digital_delivery/upload_options.hpp>
 #include <digital_delivery/watermark.hpp>
+#include <digital_delivery/workflow_error.hpp>
 
 #endif

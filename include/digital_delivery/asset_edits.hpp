@@ -57,7 +57,7 @@
 #include <digital_delivery/client.hpp>
 #include <digital_delivery/detail/client_impl.hpp>
 #include <digital_delivery/detail/config.hpp>
-#include <digital_delivery/detail/workflow_error.hpp>
+#include <digital_delivery/workflow_error.hpp>
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/digital_product.hpp>
 #include <digital_delivery/error.hpp>

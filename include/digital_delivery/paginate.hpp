@@ -61,7 +61,7 @@
 
 #include <digital_delivery/client.hpp>
 #include <digital_delivery/detail/endpoint_call.hpp>
-#include <digital_delivery/detail/workflow_error.hpp>
+#include <digital_delivery/workflow_error.hpp>
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/pagination.hpp>
 #include <digital_delivery/request_options.hpp>

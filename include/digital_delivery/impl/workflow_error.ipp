@@ -5,7 +5,7 @@
 #ifndef DIGITAL_DELIVERY_IMPL_WORKFLOW_ERROR_IPP
 #define DIGITAL_DELIVERY_IMPL_WORKFLOW_ERROR_IPP
 
-#include <digital_delivery/detail/workflow_error.hpp>
+#include <digital_delivery/workflow_error.hpp>
 
 #include <string>
 

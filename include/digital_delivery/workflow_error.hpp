@@ -2,8 +2,8 @@
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
 //
-#ifndef DIGITAL_DELIVERY_DETAIL_WORKFLOW_ERROR_HPP
-#define DIGITAL_DELIVERY_DETAIL_WORKFLOW_ERROR_HPP
+#ifndef DIGITAL_DELIVERY_WORKFLOW_ERROR_HPP
+#define DIGITAL_DELIVERY_WORKFLOW_ERROR_HPP
 
 // The error codes of the workflow helpers (paginate, asset edits). Public
 // names, kept in detail/ until they move into <digital_delivery/error.hpp>.
