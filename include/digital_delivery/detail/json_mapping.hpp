@@ -133,8 +133,9 @@ private:
 /// reused across responses (decoding is synchronous and calls no user code,
 /// so a thread never needs two at once; a nested use falls back to a private
 /// buffer). Sized from the body length (a Boost.JSON DOM takes ~1-2x the
-/// text); larger DOMs spill into the default allocator. Up to
-/// decode_arena_max_kept bytes stay allocated per thread between responses.
+/// text); larger DOMs spill into the default allocator. At most about
+/// 2 * decode_arena_max_kept bytes (4 MiB) stay allocated per thread between
+/// responses (bodies above 2 MiB use that much and spill the rest).
 inline constexpr std::size_t decode_arena_stack = 8 * 1024;  // the parser's value stack
 inline constexpr std::size_t decode_arena_max_kept = 2 * 1024 * 1024;
 
