@@ -30,7 +30,14 @@ if [[ ! -x "$build/upload_bench" || "$here/upload_bench.cpp" -nt "$build/upload_
     $CXX "$build/upload_bench.o" "$build/dd_src.o" -o "$build/upload_bench" \
         -lboost_json -lboost_url -lssl -lcrypto -lcurl -lpthread
 fi
+# The same driver without libcurl (and its ~30 shared libraries), for ours' peak RSS.
+if [[ ! -x "$build/upload_bench_ours" || "$build/upload_bench" -nt "$build/upload_bench_ours" ]]; then
+    $CXX $FLAGS -DDD_BENCH_NO_CURL -c "$here/upload_bench.cpp" -o "$build/upload_bench_ours.o"
+    $CXX "$build/upload_bench_ours.o" "$build/dd_src.o" -o "$build/upload_bench_ours" \
+        -lboost_json -lboost_url -lssl -lcrypto -lpthread
+fi
 bench="$build/upload_bench"
+bench_ours="$build/upload_bench_ours"
 
 # --- a sparse 2 GiB file, the discarding upstream, nginx -------------------------------
 dir="$(mktemp -d /tmp/dd-upload-bench-XXXXXX)"
@@ -40,6 +47,7 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port="$(free_port)"; up="$(free_port)"
 truncate -s 2147483648 "$dir/body.bin"
+printf x > "$dir/one.bin"
 python3 "$here/discard_upstream.py" "$up" "$port" &
 pids+=($!)
 mkdir -p "$dir/www"
@@ -84,6 +92,9 @@ declare -A results
 for ((i = 0; i < reps; ++i)); do
     results[ours]+="$(measure ours "$bench" ours "http://127.0.0.1:$port/api/v1/external" "$dir/body.bin")"$'\n'
     results["ours, 256 KiB chunks"]+="$(UPLOAD_CHUNK=262144 measure ours "$bench" ours "http://127.0.0.1:$port/api/v1/external" "$dir/body.bin")"$'\n'
+    results["ours, 1-byte body (process baseline; MB/s meaningless)"]+="$(measure ours "$bench" ours "http://127.0.0.1:$port/api/v1/external" "$dir/one.bin")"$'\n'
+    results["ours, driver without libcurl"]+="$(measure ours "$bench_ours" ours "http://127.0.0.1:$port/api/v1/external" "$dir/body.bin")"$'\n'
+    results["ours, driver without libcurl, 256 KiB chunks"]+="$(UPLOAD_CHUNK=262144 measure ours "$bench_ours" ours "http://127.0.0.1:$port/api/v1/external" "$dir/body.bin")"$'\n'
     results[libcurl]+="$(measure libcurl "$bench" libcurl "$put_url" "$dir/body.bin")"$'\n'
     results["curl -T"]+="$(measure "curl -T" curl -sS -o /dev/null -f -H 'Content-Type: application/octet-stream' \
         -H 'Content-Disposition: inline; filename="bench.bin"' -T "$dir/body.bin" "$put_url")"$'\n'
@@ -93,7 +104,7 @@ echo "2 GiB PUT via nginx 1.22 (loopback), $reps runs each, $(date -u +%Y-%m-%d)
 echo
 echo "| client | MB/s (median) | MB/s (all runs) | peak RSS (max of runs) |"
 echo "|---|---|---|---|"
-for name in ours "ours, 256 KiB chunks" libcurl "curl -T"; do
+for name in ours "ours, 256 KiB chunks" "ours, 1-byte body (process baseline; MB/s meaningless)" "ours, driver without libcurl" "ours, driver without libcurl, 256 KiB chunks" libcurl "curl -T"; do
     python3 - "$name" "${results[$name]}" <<'PY'
 import statistics, sys
 rows = [l.split() for l in sys.argv[2].strip().splitlines()]

@@ -13,7 +13,9 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
 
+#ifndef DD_BENCH_NO_CURL  // run.sh also builds an "ours"-only driver without libcurl
 #include <curl/curl.h>
+#endif
 
 #include <chrono>
 #include <cstdio>
@@ -59,6 +61,7 @@ int run_ours(const std::string& base, const std::string& file)
     return 0;
 }
 
+#ifndef DD_BENCH_NO_CURL
 struct curl_src
 {
     int fd;
@@ -106,6 +109,7 @@ int run_libcurl(const std::string& url, const std::string& file)
     std::printf("libcurl %lld %.3f %.1f\n", static_cast<long long>(st.st_size), secs, st.st_size / 1e6 / secs);
     return 0;
 }
+#endif
 
 }  // namespace
 
@@ -117,6 +121,10 @@ int main(int argc, char** argv)
     if (mode == "ours")
         return run_ours(argv[2], argv[3]);
     if (mode == "libcurl")
+#ifndef DD_BENCH_NO_CURL
         return run_libcurl(argv[2], argv[3]);
+#else
+        return 2;
+#endif
     return 2;
 }
