@@ -52,7 +52,7 @@ struct transport_base
 {
     virtual ~transport_base() = default;
     virtual boost::asio::any_io_executor get_executor() = 0;
-    virtual void async_send(http_request req, transport_handler h) = 0;
+    virtual void async_send(http_request&& req, transport_handler h) = 0;
 };
 
 template <class Ptr>
@@ -61,7 +61,7 @@ struct transport_holder final : transport_base
     Ptr p;
     explicit transport_holder(Ptr ptr) : p(std::move(ptr)) {}
     boost::asio::any_io_executor get_executor() override { return p->get_executor(); }
-    void async_send(http_request req, transport_handler h) override { p->async_send(std::move(req), std::move(h)); }
+    void async_send(http_request&& req, transport_handler h) override { p->async_send(std::move(req), std::move(h)); }
 };
 }  // namespace detail
 

@@ -93,7 +93,7 @@ public:
     /// recorded error, never inline), records the rate-limit headers, and maps
     /// a non-2xx status to an api_errc with diagnostics. Completes with the
     /// raw response in every case where one was received.
-    DIGITAL_DELIVERY_DECL void async_execute(std::shared_ptr<client_impl> self, prepared_request p, diagnostics* diag, raw_handler h);
+    DIGITAL_DELIVERY_DECL void async_execute(std::shared_ptr<client_impl> self, prepared_request&& p, diagnostics* diag, raw_handler h);
 
     /// The rate-limit state: the server's latest headers, or the bucket's estimate.
     DIGITAL_DELIVERY_DECL rate_limit_snapshot rate_limit() const;

@@ -363,7 +363,7 @@ struct decoding_handler
 template <class D>
 void launch(
     std::shared_ptr<client_impl> impl,
-    prepared_request p,
+    prepared_request&& p,
     diagnostics* diag,
     boost::asio::any_completion_handler<signature_t<D>> h
 )
@@ -376,7 +376,7 @@ template <class D>
 struct endpoint_initiation
 {
     template <class Handler>
-    void operator()(Handler&& h, std::shared_ptr<client_impl> impl, prepared_request p, diagnostics* diag) const
+    void operator()(Handler&& h, std::shared_ptr<client_impl> impl, prepared_request&& p, diagnostics* diag) const
     {
         launch<D>(
             std::move(impl),

@@ -12,6 +12,7 @@
 
 #include <boost/asio/compose.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/recycling_allocator.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
@@ -23,6 +24,8 @@
 
 #include <algorithm>
 #include <array>
+#include <new>
+#include <optional>
 
 namespace digital_delivery {
 namespace detail {
@@ -128,8 +131,29 @@ DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
     out.idempotent = ep.idempotent;
 
     // Path: literal text copied, each {placeholder} replaced by one encoded segment.
-    std::string path;
-    path.reserve(ep.path_template.size() + 48);
+    // Built in place (no copy): the URL below appends it.
+    // Exact size first: a short path stays in the string's inline buffer.
+    std::string& path = out.path;
+    path.clear();
+    {
+        std::size_t n = 0, k = 0;
+        for (std::size_t i = 0; i < ep.path_template.size(); ++i)
+        {
+            if (ep.path_template[i] != '{')
+            {
+                ++n;
+                continue;
+            }
+            if (k < ids.size())
+                for (unsigned char c : ids[k])
+                    n += boost::urls::unreserved_chars(static_cast<char>(c)) ? 1 : 3;
+            ++k;
+            i = ep.path_template.find('}', i);
+            if (i == std::string_view::npos)
+                break;
+        }
+        path.reserve(n);
+    }
     std::size_t next_id = 0;
     for (std::size_t i = 0; i < ep.path_template.size(); ++i)
     {
@@ -152,7 +176,6 @@ DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
         append_pct_encoded(path, id);
         i = close;
     }
-    out.path = path;
 
     std::string& url = out.request.url;
     url.reserve(base_.size() + path.size() + 64);
@@ -360,16 +383,14 @@ namespace detail {
 // rate-limit headers, status -> typed error, and retries (bounded by the
 // retry policy, the retry budget and the deadline). A sans-io retry_state
 // makes every decision; this only drives timers and the transport.
-struct execute_op
+//
+// Everything the operation owns lives in one execute_state block allocated
+// from Asio's per-thread recycling allocator: the composed operation itself
+// only holds a pointer, so moving it into each intermediate completion
+// handler moves one pointer instead of the whole prepared_request.
+struct execute_state
 {
     using clock = std::chrono::steady_clock;
-
-    std::shared_ptr<client_impl> self_;
-    prepared_request p_;
-    diagnostics* diag_;
-    std::unique_ptr<retry_state> rs_;
-    std::unique_ptr<boost::asio::steady_timer> timer_;
-    clock::time_point wait_started_{};
     enum class state
     {
         start,
@@ -377,83 +398,160 @@ struct execute_op
         acquired,
         responded,
         backed_off,
-    } st_ = state::start;
+    };
+
+    std::shared_ptr<client_impl> self;
+    prepared_request p;
+    diagnostics* diag;
+    std::optional<retry_state> rs;
+    std::unique_ptr<boost::asio::steady_timer> timer;
+    clock::time_point wait_started{};
+    state st = state::start;
+    bool may_retry = true;  // false: the request is moved into the (only) attempt, not copied
+
+    execute_state(std::shared_ptr<client_impl> s, prepared_request&& pr, diagnostics* d)
+        : self(std::move(s)), p(std::move(pr)), diag(d)
+    {
+    }
+};
+
+struct execute_state_deleter
+{
+    void operator()(execute_state* s) const noexcept
+    {
+        s->~execute_state();
+        boost::asio::recycling_allocator<execute_state>().deallocate(s, 1);
+    }
+};
+
+using execute_state_ptr = std::unique_ptr<execute_state, execute_state_deleter>;
+
+inline execute_state_ptr make_execute_state(std::shared_ptr<client_impl> self, prepared_request&& p, diagnostics* diag)
+{
+    boost::asio::recycling_allocator<execute_state> a;
+    execute_state* mem = a.allocate(1);
+    try
+    {
+        return execute_state_ptr(::new (static_cast<void*>(mem)) execute_state(std::move(self), std::move(p), diag));
+    }
+    catch (...)
+    {
+        a.deallocate(mem, 1);
+        throw;
+    }
+}
+
+struct execute_op
+{
+    using clock = std::chrono::steady_clock;
+    using state = execute_state::state;
+
+    execute_state_ptr s_;
+
+    // Completes the operation. The state block is released first (the
+    // response and error are values), so the caller's handler, which may
+    // start the next request, can reuse its memory.
+    template <class Self>
+    void finish(Self& self, error_code ec, http_response resp)
+    {
+        s_.reset();
+        self.complete(ec, std::move(resp));
+    }
 
     template <class Self>
     void fail(Self& self, error_code ec, http_response resp = {})
     {
-        if (diag_ && rs_)
+        execute_state& s = *s_;
+        if (s.diag && s.rs)
         {
-            const auto& s = rs_->stats();
-            diag_->attempts = static_cast<unsigned>(s.attempts);
-            diag_->total_wait = s.total_backoff + s.total_rate_limit_wait;
+            const auto& st = s.rs->stats();
+            s.diag->attempts = static_cast<unsigned>(st.attempts);
+            s.diag->total_wait = st.total_backoff + st.total_rate_limit_wait;
         }
-        self.complete(ec, std::move(resp));
+        finish(self, ec, std::move(resp));
     }
 
     template <class Self>
     void acquire(Self& self)
     {
-        st_ = state::acquired;
-        wait_started_ = clock::now();
-        rate_limiter& l = self_->limiter();
-        l.async_acquire(p_.cost, p_.prio, p_.deadline, std::move(self));
+        execute_state& s = *s_;
+        s.st = state::acquired;
+        s.wait_started = clock::now();
+        rate_limiter& l = s.self->limiter();
+        l.async_acquire(s.p.cost, s.p.prio, s.p.deadline, std::move(self));
+    }
+
+    // One attempt: the deadline was checked by the caller.
+    template <class Self>
+    void send(Self& self, clock::time_point now)
+    {
+        execute_state& s = *s_;
+        s.rs->on_attempt_start(now);
+        // Each attempt gets its own copy when a retry may resend the original
+        // (the only attempt takes the request itself); its timeout never runs
+        // past the deadline.
+        http_request req = s.may_retry ? http_request(s.p.request) : std::move(s.p.request);
+        if (s.p.deadline)
+        {
+            auto left = std::chrono::ceil<std::chrono::milliseconds>(*s.p.deadline - now);
+            if (req.timeout.count() == 0 || left < req.timeout)
+                req.timeout = left;
+        }
+        s.st = state::responded;
+        any_transport t = s.self->transport();
+        t.async_send(std::move(req), std::move(self));
     }
 
     template <class Self>
     void operator()(Self& self, error_code ec = {}, http_response resp = {})
     {
-        switch (st_)
+        execute_state& s = *s_;
+        switch (s.st)
         {
         case state::start:
-            if (diag_)
+        {
+            if (s.diag)
             {
-                diag_->clear();
-                diag_->method = std::string(to_string(p_.method));
-                diag_->path = p_.path;
+                s.diag->clear();
+                s.diag->method = std::string(to_string(s.p.method));
+                s.diag->path = s.p.path;
             }
-            if (p_.error)
+            if (s.p.error)
             {
-                st_ = state::rejected;
-                boost::asio::post(self_->get_executor(), std::move(self));
+                s.st = state::rejected;
+                auto ex = s.self->get_executor();
+                boost::asio::post(ex, std::move(self));
                 return;
             }
-            rs_ = std::make_unique<retry_state>(
-                p_.retry ? *p_.retry : self_->params().retry,
-                self_->budget(),
-                clock::now(),
-                p_.deadline
-            );
+            const retry_params& rp = s.p.retry ? *s.p.retry : s.self->params().retry;
+            s.may_retry = rp.enabled && rp.max_attempts > 1;
+            const auto now = clock::now();
+            s.rs.emplace(rp, s.self->budget(), now, s.p.deadline);
+            // A disabled limiter grants at once: go straight to the attempt
+            // (the transport never completes inline, so neither does this).
+            // A deadline already reached takes the limiter's path, which
+            // completes through a post.
+            if (!s.self->limiter().params().enabled && (!s.p.deadline || now < *s.p.deadline))
+                return send(self, now);
             acquire(self);
             return;
+        }
 
         case state::rejected:
-            if (diag_)
-                diag_->client_message = std::move(p_.error_message);
-            self.complete(p_.error, http_response{});
+            if (s.diag)
+                s.diag->client_message = std::move(s.p.error_message);
+            finish(self, s.p.error, http_response{});
             return;
 
         case state::acquired:
         {
-            rs_->add_rate_limit_wait(clock::now() - wait_started_);
+            s.rs->add_rate_limit_wait(clock::now() - s.wait_started);
             if (ec)
                 return fail(self, ec);
             const auto now = clock::now();
-            if (p_.deadline && now >= *p_.deadline)
+            if (s.p.deadline && now >= *s.p.deadline)
                 return fail(self, client_errc::deadline_exceeded);
-            rs_->on_attempt_start(now);
-            // Each attempt gets its own copy (a retry resends the original);
-            // its timeout never runs past the deadline.
-            http_request req = p_.request;
-            if (p_.deadline)
-            {
-                auto left = std::chrono::ceil<std::chrono::milliseconds>(*p_.deadline - now);
-                if (req.timeout.count() == 0 || left < req.timeout)
-                    req.timeout = left;
-            }
-            st_ = state::responded;
-            any_transport t = self_->transport();
-            t.async_send(std::move(req), std::move(self));
+            send(self, now);
             return;
         }
 
@@ -461,27 +559,27 @@ struct execute_op
         {
             if (!ec)
             {
-                self_->limiter().observe_response(resp.headers, resp.status);
-                ec = classify_api_response(resp, diag_);
+                s.self->limiter().observe_response(resp.headers, resp.status);
+                ec = classify_api_response(resp, s.diag);
                 if (!ec)
                 {
-                    if (diag_)
+                    if (s.diag)
                     {
-                        const auto& s = rs_->stats();
-                        diag_->attempts = static_cast<unsigned>(s.attempts);
-                        diag_->total_wait = s.total_backoff + s.total_rate_limit_wait;
+                        const auto& st = s.rs->stats();
+                        s.diag->attempts = static_cast<unsigned>(st.attempts);
+                        s.diag->total_wait = st.total_backoff + st.total_rate_limit_wait;
                     }
-                    self.complete(ec, std::move(resp));
+                    finish(self, ec, std::move(resp));
                     return;
                 }
             }
             else if (is_request_not_sent(ec) && ec != boost::asio::error::operation_aborted)
             {
-                self_->limiter().refund(p_.cost);
+                s.self->limiter().refund(s.p.cost);
             }
             else
             {
-                self_->limiter().observe_response(http_headers{}, 0);  // the attempt is over: resume refilling
+                s.self->limiter().observe_response(http_headers{}, 0);  // the attempt is over: resume refilling
             }
             if (ec == boost::asio::error::operation_aborted)
                 return fail(self, ec);
@@ -489,25 +587,25 @@ struct execute_op
             if (resp.status == 429 || resp.status == 503)
                 if (auto ra = resp.headers.find("Retry-After"))
                     f.retry_after = parse_retry_after(*ra, std::chrono::system_clock::now());
-            const retry_decision d = rs_->on_failure(f, p_.idempotent, clock::now());
+            const retry_decision d = s.rs->on_failure(f, s.p.idempotent, clock::now());
             if (!d.retry)
                 return fail(self, ec, std::move(resp));
             if ((self.get_cancellation_state().cancelled() & boost::asio::cancellation_type::terminal) !=
                 boost::asio::cancellation_type::none)
                 return fail(self, boost::asio::error::operation_aborted);
             // The next attempt starts afresh: drop what the failure recorded.
-            if (diag_)
+            if (s.diag)
             {
                 diagnostics keep;
-                keep.method = std::move(diag_->method);
-                keep.path = std::move(diag_->path);
-                *diag_ = std::move(keep);
+                keep.method = std::move(s.diag->method);
+                keep.path = std::move(s.diag->path);
+                *s.diag = std::move(keep);
             }
-            if (!timer_)
-                timer_ = std::make_unique<boost::asio::steady_timer>(self_->get_executor());
-            timer_->expires_after(d.delay);
-            st_ = state::backed_off;
-            auto& t = *timer_;
+            if (!s.timer)
+                s.timer = std::make_unique<boost::asio::steady_timer>(s.self->get_executor());
+            s.timer->expires_after(d.delay);
+            s.st = state::backed_off;
+            auto& t = *s.timer;
             t.async_wait(std::move(self));
             return;
         }
@@ -525,14 +623,14 @@ struct execute_op
 
 DIGITAL_DELIVERY_DECL void detail::client_impl::async_execute(
     std::shared_ptr<client_impl> self,
-    prepared_request p,
+    prepared_request&& p,
     diagnostics* diag,
     raw_handler h
 )
 {
     auto ex = self->get_executor();
     boost::asio::async_compose<raw_handler, void(error_code, http_response)>(
-        execute_op{std::move(self), std::move(p), diag},
+        execute_op{make_execute_state(std::move(self), std::move(p), diag)},
         h,
         ex
     );
