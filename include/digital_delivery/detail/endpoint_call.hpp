@@ -284,6 +284,50 @@ void prepare_endpoint(
 
 // ---- response -> result -----------------------------------------------------------
 
+/// Decodes an envelope of exactly one member straight into that member's
+/// type: the same checks, paths and messages as decoding the envelope and
+/// moving the member out, without the envelope and the move.
+template <class Envelope, class R>
+bool decode_single_member(const boost::json::value& v, R& out, decode_context& ctx)
+{
+    const auto* o = v.if_object();
+    if (!o)
+        return ctx.fail(client_errc::wrong_type, "expected an object");
+    bool ok = true;
+    using members = boost::describe::describe_members<Envelope, boost::describe::mod_public>;
+    boost::mp11::mp_for_each<members>([&](auto d) {
+        static_assert(std::is_same_v<std::remove_cvref_t<decltype(std::declval<Envelope&>().*d.pointer)>, R>);
+        const std::string_view name(d.name);
+        const boost::json::key_value_pair* it;
+        if (o->size() > 0 && o->begin()->key() == name)
+            it = o->begin();
+        else
+            it = o->find(name);
+        if (it == o->end())
+        {
+            if constexpr (is_optional<R>::value)
+            {
+                out.reset();
+            }
+            else
+            {
+                ctx.push(name);
+                ok = ctx.fail(client_errc::missing_field, "required field is missing");
+            }
+            return;
+        }
+        ctx.push(name);
+        ok = decode_value(it->value(), out, ctx);
+        if (ok)
+            ctx.pop();
+    });
+    return ok;
+}
+
+template <class T>
+inline constexpr bool single_member_envelope =
+    boost::mp11::mp_size<boost::describe::describe_members<T, boost::describe::mod_public>>::value == 1;
+
 /// Decodes a response body into the descriptor's result. Records the failing
 /// JSON path in the diagnostics.
 template <class D>
@@ -321,6 +365,11 @@ error_code decode_response(const std::string& body, result_t<D>& out, diagnostic
     if constexpr (std::is_same_v<result_t<D>, typename D::response>)
     {
         decode_value(v, out, ctx);
+    }
+    else if constexpr (single_member_envelope<typename D::response>)
+    {
+        if (!decode_single_member<typename D::response>(v, out, ctx))
+            out = result_t<D>{};  // as if the envelope had failed: nothing partial
     }
     else
     {

@@ -74,9 +74,17 @@ concept json_integer = std::integral<T> && !std::same_as<T, bool> && !std::same_
 class decode_context
 {
 public:
-    void push(std::string_view key) { stack_.push_back({key, 0, false}); }
-    void push(std::size_t index) { stack_.push_back({{}, index, true}); }
-    void pop() noexcept { stack_.pop_back(); }
+    // The path lives in a small inline stack (no allocation for documents up
+    // to inline_depth levels deep), spilling into a vector beyond.
+    void push(std::string_view key) { push_seg({key, 0, false}); }
+    void push(std::size_t index) { push_seg({{}, index, true}); }
+    void pop() noexcept
+    {
+        if (!more_.empty())
+            more_.pop_back();
+        else
+            --n_;
+    }
 
     /// Records the failure (the first one wins) and returns false.
     bool fail(client_errc e, std::string_view why)
@@ -96,8 +104,7 @@ public:
     std::string path() const
     {
         std::string r;
-        for (const auto& s : stack_)
-        {
+        auto append = [&r](const seg& s) {
             if (s.is_index)
             {
                 r += '[';
@@ -110,7 +117,11 @@ public:
                     r += '.';
                 r += s.key;
             }
-        }
+        };
+        for (std::size_t i = 0; i < n_; ++i)
+            append(inline_[i]);
+        for (const auto& s : more_)
+            append(s);
         return r;
     }
 
@@ -124,7 +135,17 @@ private:
         std::size_t index;
         bool is_index;
     };
-    std::vector<seg> stack_;
+    static constexpr std::size_t inline_depth = 16;
+    void push_seg(const seg& s)
+    {
+        if (n_ < inline_depth && more_.empty())
+            inline_[n_++] = s;
+        else
+            more_.push_back(s);
+    }
+    seg inline_[inline_depth];
+    std::size_t n_ = 0;
+    std::vector<seg> more_;
 };
 
 // ---- decoding --------------------------------------------------------------
