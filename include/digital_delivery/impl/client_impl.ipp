@@ -11,6 +11,7 @@
 #include <digital_delivery/impl/rate_limit.ipp>
 
 #include <boost/asio/compose.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/recycling_allocator.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -629,11 +630,15 @@ DIGITAL_DELIVERY_DECL void detail::client_impl::async_execute(
 )
 {
     auto ex = self->get_executor();
-    boost::asio::async_compose<raw_handler, void(error_code, http_response)>(
-        execute_op{make_execute_state(std::move(self), std::move(p), diag)},
-        h,
-        ex
-    );
+    execute_op op{make_execute_state(std::move(self), std::move(p), diag)};
+    // With a plain io_context executor (the usual case), compose over the
+    // concrete executor type: its work guard and the completion executor the
+    // transport obtains from our handler are then held inline instead of in
+    // heap-allocated type-erased wrappers. Same io_context, same semantics.
+    if (const auto* io = ex.target<boost::asio::io_context::executor_type>())
+        boost::asio::async_compose<raw_handler, void(error_code, http_response)>(std::move(op), h, *io);
+    else
+        boost::asio::async_compose<raw_handler, void(error_code, http_response)>(std::move(op), h, ex);
 }
 
 }  // namespace digital_delivery
