@@ -74,17 +74,13 @@ concept json_integer = std::integral<T> && !std::same_as<T, bool> && !std::same_
 class decode_context
 {
 public:
-    // The path lives in a small inline stack (no allocation for documents up
-    // to inline_depth levels deep), spilling into a vector beyond.
-    void push(std::string_view key) { push_seg({key, 0, false}); }
-    void push(std::size_t index) { push_seg({{}, index, true}); }
-    void pop() noexcept
-    {
-        if (!more_.empty())
-            more_.pop_back();
-        else
-            --n_;
-    }
+    // Room for a typical document's depth up front: one allocation per
+    // decode instead of one per growth step.
+    decode_context() { stack_.reserve(16); }
+
+    void push(std::string_view key) { stack_.push_back({key, 0, false}); }
+    void push(std::size_t index) { stack_.push_back({{}, index, true}); }
+    void pop() noexcept { stack_.pop_back(); }
 
     /// Records the failure (the first one wins) and returns false.
     bool fail(client_errc e, std::string_view why)
@@ -104,7 +100,8 @@ public:
     std::string path() const
     {
         std::string r;
-        auto append = [&r](const seg& s) {
+        for (const auto& s : stack_)
+        {
             if (s.is_index)
             {
                 r += '[';
@@ -117,11 +114,7 @@ public:
                     r += '.';
                 r += s.key;
             }
-        };
-        for (std::size_t i = 0; i < n_; ++i)
-            append(inline_[i]);
-        for (const auto& s : more_)
-            append(s);
+        }
         return r;
     }
 
@@ -135,17 +128,7 @@ private:
         std::size_t index;
         bool is_index;
     };
-    static constexpr std::size_t inline_depth = 16;
-    void push_seg(const seg& s)
-    {
-        if (n_ < inline_depth && more_.empty())
-            inline_[n_++] = s;
-        else
-            more_.push_back(s);
-    }
-    seg inline_[inline_depth];
-    std::size_t n_ = 0;
-    std::vector<seg> more_;
+    std::vector<seg> stack_;
 };
 
 // ---- decoding --------------------------------------------------------------
