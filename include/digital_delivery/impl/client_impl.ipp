@@ -451,10 +451,12 @@ struct execute_op
 
     // Completes the operation. The state block is released first (the
     // response and error are values), so the caller's handler, which may
-    // start the next request, can reuse its memory.
+    // start the next request, can reuse its memory; the client itself stays
+    // alive until the handler has returned, as before.
     template <class Self>
     void finish(Self& self, error_code ec, http_response resp)
     {
+        std::shared_ptr<client_impl> keep = std::move(s_->self);
         s_.reset();
         self.complete(ec, std::move(resp));
     }
