@@ -1,0 +1,21 @@
+// A translation unit that includes the umbrella header and co_awaits one call.
+#include <digital_delivery.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+namespace asio = boost::asio;
+namespace dd = digital_delivery;
+
+asio::awaitable<void> one_call(dd::client& c)
+{
+    dd::order o = co_await dd::get_order(c, "o1");
+    (void)o;
+}
+
+void run(dd::client& c, asio::io_context& ioc)
+{
+    asio::co_spawn(ioc, one_call(c), asio::detached);
+    ioc.run();
+}
