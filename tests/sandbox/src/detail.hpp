@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <string>
 #include <variant>
 #include <vector>
@@ -51,6 +52,30 @@ struct paging {
 paging parse_paging(const query_params& q, std::int64_t max_per_page,
                     std::vector<std::string>& errors);
 json::object pagination_json(const paging& p, std::size_t total);
+
+// Newest first: created_at descending, then creation order descending.
+template <class T>
+void sort_newest_first(std::vector<const T*>& hits)
+{
+    std::sort(hits.begin(), hits.end(), [](const T* x, const T* y) {
+        if (x->created_at != y->created_at)
+            return x->created_at > y->created_at;
+        return x->seq > y->seq;
+    });
+}
+
+// The list response for one page of `hits` (filtered and sorted):
+// {"<key>": [to_json(item)...], "pagination": {...}}.
+template <class T, class ToJson>
+json::object page_json(const std::vector<const T*>& hits, const paging& p, std::string_view key, ToJson&& to_json)
+{
+    json::array arr;
+    const auto begin = static_cast<std::size_t>(
+        std::min<std::int64_t>(static_cast<std::int64_t>(hits.size()), (p.page - 1) * p.per_page));
+    for (std::size_t i = begin; i < hits.size() && i < begin + static_cast<std::size_t>(p.per_page); ++i)
+        arr.push_back(to_json(*hits[i]));
+    return json::object{{key, std::move(arr)}, {"pagination", pagination_json(p, hits.size())}};
+}
 
 std::string content_disposition(std::string_view filename);
 std::optional<std::string> nullable(const field<std::string>& f, const std::optional<std::string>& old);

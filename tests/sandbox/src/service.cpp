@@ -743,18 +743,8 @@ response service::list_assets(const query_params& q)
             continue;
         hits.push_back(&a);
     }
-    std::sort(hits.begin(), hits.end(), [](const asset* x, const asset* y) {
-        if (x->created_at != y->created_at)
-            return x->created_at > y->created_at;
-        return x->seq > y->seq;
-    });
-    json::array arr;
-    const auto begin = static_cast<std::size_t>(std::min<std::int64_t>(
-        static_cast<std::int64_t>(hits.size()), (p.page - 1) * p.per_page));
-    for (std::size_t i = begin; i < hits.size() && i < begin + static_cast<std::size_t>(p.per_page); ++i)
-        arr.push_back(asset_json(*hits[i]));
-    return json_response(200, json::object{{"assets", std::move(arr)},
-                                           {"pagination", pagination_json(p, hits.size())}});
+    sort_newest_first(hits);
+    return json_response(200, page_json(hits, p, "assets", [&](const asset& x) { return asset_json(x); }));
 }
 
 response service::get_asset(const std::string& id)
@@ -1086,18 +1076,8 @@ response service::list_digital_products(const query_params& q)
     for (const auto& [id, d] : digital_products_)
         if (!sp || d.store_product_id == sp)
             hits.push_back(&d);
-    std::sort(hits.begin(), hits.end(), [](const digital_product* x, const digital_product* y) {
-        if (x->created_at != y->created_at)
-            return x->created_at > y->created_at;
-        return x->seq > y->seq;
-    });
-    json::array arr;
-    const auto begin = static_cast<std::size_t>(std::min<std::int64_t>(
-        static_cast<std::int64_t>(hits.size()), (p.page - 1) * p.per_page));
-    for (std::size_t i = begin; i < hits.size() && i < begin + static_cast<std::size_t>(p.per_page); ++i)
-        arr.push_back(digital_product_json(*hits[i]));
-    return json_response(200, json::object{{"digital_products", std::move(arr)},
-                                           {"pagination", pagination_json(p, hits.size())}});
+    sort_newest_first(hits);
+    return json_response(200, page_json(hits, p, "digital_products", [&](const digital_product& x) { return digital_product_json(x); }));
 }
 
 response service::get_digital_product(const std::string& id)

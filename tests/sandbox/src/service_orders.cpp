@@ -361,13 +361,7 @@ response service::list_orders(const query_params& q)
     else
         std::sort(hits.begin(), hits.end(), [&](auto x, auto y) { return by_name(y, x); });
 
-    json::array arr;
-    const auto begin = static_cast<std::size_t>(std::min<std::int64_t>(
-        static_cast<std::int64_t>(hits.size()), (p.page - 1) * p.per_page));
-    for (std::size_t i = begin; i < hits.size() && i < begin + static_cast<std::size_t>(p.per_page); ++i)
-        arr.push_back(order_json(*hits[i]));
-    return json_response(200, json::object{{"orders", std::move(arr)},
-                                           {"pagination", pagination_json(p, hits.size())}});
+    return json_response(200, page_json(hits, p, "orders", [&](const order& x) { return order_json(x); }));
 }
 
 response service::get_order(const std::string& id)
