@@ -202,21 +202,12 @@ inline bool parse_beast_target(std::string_view url, beast_target& out)
     }
 
     std::string_view rest = auth_end == std::string_view::npos ? std::string_view{} : url.substr(auth_end);
-    const std::size_t hash = rest.find('#');
-    if (hash != std::string_view::npos)
-    {
-        if (!url_valid_run(rest.substr(hash + 1), ":@/?"))
-            return false;
-        rest = rest.substr(0, hash);
-    }
-    const std::size_t q = rest.find('?');
-    if (!url_valid_run(rest.substr(0, q), ":@/"))
-        return false;
-    if (q != std::string_view::npos && !url_valid_run(rest.substr(q + 1), ":@/?"))
+    std::string_view path_query;
+    if (!beast_url_rest(rest, path_query))
         return false;
 
     // Now a syntactically valid URI: let Boost.URL confirm and split it.
-    const std::string_view no_fragment = hash == std::string_view::npos ? url : url.substr(0, auth_end + hash);
+    const std::string_view no_fragment = url.substr(0, (auth_end == std::string_view::npos ? url.size() : auth_end) + path_query.size());
     auto r = boost::urls::parse_uri(no_fragment);
     if (!r)
         return false;
