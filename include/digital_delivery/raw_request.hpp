@@ -46,13 +46,13 @@
 #include <digital_delivery/client.hpp>
 #include <digital_delivery/detail/client_impl.hpp>
 #include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/detail/transparent_handler.hpp>
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/request_options.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
-#include <boost/asio/associator.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/json/array.hpp>
@@ -100,7 +100,8 @@ DIGITAL_DELIVERY_DECL void launch_raw(std::shared_ptr<client_impl> impl, prepare
 /// Wraps the user's handler: http_response -> json::value.
 struct raw_decoding_handler
 {
-    raw_json_handler handler;
+    using inner_handler_type = raw_json_handler;
+    inner_handler_type handler;
     diagnostics* diag;
     DIGITAL_DELIVERY_DECL void operator()(error_code ec, http_response r);
 };
@@ -234,25 +235,6 @@ auto async_raw_request(client& c, http_method method, std::string_view path, Res
 }
 
 }  // namespace digital_delivery
-
-namespace boost {
-namespace asio {
-
-// The decoding wrapper is transparent to associators (executor, allocator,
-// cancellation slot of the user's handler).
-template <template <typename, typename> class Associator, class DefaultCandidate>
-struct associator<Associator, ::digital_delivery::detail::raw_decoding_handler, DefaultCandidate>
-{
-    using inner = ::digital_delivery::detail::raw_json_handler;
-    using type = typename Associator<inner, DefaultCandidate>::type;
-    static type get(const ::digital_delivery::detail::raw_decoding_handler& h, const DefaultCandidate& c = DefaultCandidate()) noexcept
-    {
-        return Associator<inner, DefaultCandidate>::get(h.handler, c);
-    }
-};
-
-}  // namespace asio
-}  // namespace boost
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
 #include <digital_delivery/impl/raw_request.ipp>

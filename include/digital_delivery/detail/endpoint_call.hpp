@@ -21,13 +21,13 @@
 #include <digital_delivery/client.hpp>
 #include <digital_delivery/detail/client_impl.hpp>
 #include <digital_delivery/detail/json_mapping.hpp>
+#include <digital_delivery/detail/transparent_handler.hpp>
 #include <digital_delivery/detail/validate.hpp>
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/request_options.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
-#include <boost/asio/associator.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/json/monotonic_resource.hpp>
@@ -385,7 +385,8 @@ error_code decode_response(const std::string& body, result_t<D>& out, diagnostic
 template <class D>
 struct decoding_handler
 {
-    boost::asio::any_completion_handler<signature_t<D>> handler;
+    using inner_handler_type = boost::asio::any_completion_handler<signature_t<D>>;
+    inner_handler_type handler;
     diagnostics* diag;
 
     void operator()(error_code ec, http_response r)
@@ -533,24 +534,5 @@ private:
 };
 
 }  // namespace digital_delivery
-
-namespace boost {
-namespace asio {
-
-// The decoding wrapper is transparent: the user's executor, allocator and
-// cancellation slot are those of the wrapped handler.
-template <template <typename, typename> class Associator, class D, class DefaultCandidate>
-struct associator<Associator, ::digital_delivery::detail::decoding_handler<D>, DefaultCandidate>
-{
-    using inner = any_completion_handler<::digital_delivery::detail::signature_t<D>>;
-    using type = typename Associator<inner, DefaultCandidate>::type;
-    static type get(const ::digital_delivery::detail::decoding_handler<D>& h, const DefaultCandidate& c = DefaultCandidate()) noexcept
-    {
-        return Associator<inner, DefaultCandidate>::get(h.handler, c);
-    }
-};
-
-}  // namespace asio
-}  // namespace boost
 
 #endif

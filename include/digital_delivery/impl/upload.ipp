@@ -30,7 +30,7 @@
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
-#include <boost/asio/associator.hpp>
+#include <digital_delivery/detail/transparent_handler.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -168,32 +168,14 @@ class upload_op;
 // operation is being abandoned. Transparent to the associators.
 struct tracked_read_handler
 {
+    using inner_handler_type = body_source::read_handler;
     std::shared_ptr<upload_op> op;
-    body_source::read_handler handler;
+    inner_handler_type handler;
     void operator()(error_code ec, std::size_t n);
 };
 
 }  // namespace detail
 }  // namespace digital_delivery
-
-namespace boost {
-namespace asio {
-
-// The read wrapper is transparent: the transport's executor, allocator and
-// cancellation slot are those of the wrapped handler.
-template <template <typename, typename> class Associator, class DefaultCandidate>
-struct associator<Associator, ::digital_delivery::detail::tracked_read_handler, DefaultCandidate>
-{
-    using inner = ::digital_delivery::body_source::read_handler;
-    using type = typename Associator<inner, DefaultCandidate>::type;
-    static type get(const ::digital_delivery::detail::tracked_read_handler& h, const DefaultCandidate& c = DefaultCandidate()) noexcept
-    {
-        return Associator<inner, DefaultCandidate>::get(h.handler, c);
-    }
-};
-
-}  // namespace asio
-}  // namespace boost
 
 namespace digital_delivery {
 namespace detail {
