@@ -27,6 +27,8 @@ std::variant<response, json::value> parse_body(const request& req);
 // Rails params.require(key): the object under key, or a 400 response.
 std::variant<response, const json::object*> require_root(const json::value& body,
                                                          std::string_view key);
+// parse_body + require_root: the object under `key` (a copy), or the 400 response.
+std::variant<response, json::object> parse_root(const request& req, std::string_view key);
 
 enum class field_state { absent, null, ok, bad };
 template <class T>

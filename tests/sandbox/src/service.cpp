@@ -103,6 +103,17 @@ std::variant<response, const json::object*> require_root(const json::value& body
     return error_response(400, "param is missing or the value is empty: " + std::string(key));
 }
 
+std::variant<response, json::object> parse_root(const request& req, std::string_view key)
+{
+    auto body = parse_body(req);
+    if (auto* r = std::get_if<response>(&body))
+        return std::move(*r);
+    auto root = require_root(std::get<json::value>(body), key);
+    if (auto* r = std::get_if<response>(&root))
+        return std::move(*r);
+    return *std::get<const json::object*>(root);
+}
+
 field<std::string> string_field(const json::object& o, std::string_view key)
 {
     field<std::string> f;
@@ -757,13 +768,10 @@ response service::get_asset(const std::string& id)
 
 response service::create_asset(const request& req, time_point now)
 {
-    auto body = parse_body(req);
-    if (auto* r = std::get_if<response>(&body))
-        return std::move(*r);
-    auto root = require_root(std::get<json::value>(body), "asset");
+    auto root = parse_root(req, "asset");
     if (auto* r = std::get_if<response>(&root))
         return std::move(*r);
-    const json::object& o = *std::get<const json::object*>(root);
+    const json::object& o = std::get<json::object>(root);
 
     std::vector<std::string> errors;
     asset a;
@@ -847,13 +855,10 @@ response service::update_asset(const std::string& id, const request& req, time_p
     auto it = assets_.find(id);
     if (it == assets_.end())
         return not_found("Asset");
-    auto body = parse_body(req);
-    if (auto* r = std::get_if<response>(&body))
-        return std::move(*r);
-    auto root = require_root(std::get<json::value>(body), "asset");
+    auto root = parse_root(req, "asset");
     if (auto* r = std::get_if<response>(&root))
         return std::move(*r);
-    const json::object& o = *std::get<const json::object*>(root);
+    const json::object& o = std::get<json::object>(root);
     asset a = it->second;
     std::vector<std::string> errors;
 
@@ -933,14 +938,11 @@ response service::replace_asset(const std::string& id, const request& req, time_
     asset& a = it->second;
     if (a.type != "internal")
         return error_response(422, "Only internal assets can have their file replaced");
-    auto body = parse_body(req);
-    if (auto* r = std::get_if<response>(&body))
-        return std::move(*r);
-    auto root = require_root(std::get<json::value>(body), "asset");
+    auto root = parse_root(req, "asset");
     if (auto* r = std::get_if<response>(&root))
         return std::move(*r);
     std::vector<std::string> errors;
-    file_fields ff = read_file_fields(*std::get<const json::object*>(root), errors);
+    file_fields ff = read_file_fields(std::get<json::object>(root), errors);
     if (!errors.empty())
         return errors_response(errors);
     const std::int64_t others = storage_used() - footprint(a);
@@ -1090,15 +1092,12 @@ response service::get_digital_product(const std::string& id)
 
 response service::create_digital_product(const request& req, time_point now)
 {
-    auto body = parse_body(req);
-    if (auto* r = std::get_if<response>(&body))
-        return std::move(*r);
-    auto root = require_root(std::get<json::value>(body), "digital_product");
+    auto root = parse_root(req, "digital_product");
     if (auto* r = std::get_if<response>(&root))
         return std::move(*r);
     digital_product d;
     dp_input in;
-    apply_dp_fields(*std::get<const json::object*>(root), true,
+    apply_dp_fields(std::get<json::object>(root), true,
                     [this](const std::string& id) { return assets_.count(id) > 0; }, d, in);
     check_preorder(d, in.launch_date_given, now, in.errors);
     if (!in.errors.empty())
@@ -1117,15 +1116,12 @@ response service::update_digital_product(const std::string& id, const request& r
     auto it = digital_products_.find(id);
     if (it == digital_products_.end())
         return not_found("Digital product");
-    auto body = parse_body(req);
-    if (auto* r = std::get_if<response>(&body))
-        return std::move(*r);
-    auto root = require_root(std::get<json::value>(body), "digital_product");
+    auto root = parse_root(req, "digital_product");
     if (auto* r = std::get_if<response>(&root))
         return std::move(*r);
     digital_product d = it->second;
     dp_input in;
-    apply_dp_fields(*std::get<const json::object*>(root), false,
+    apply_dp_fields(std::get<json::object>(root), false,
                     [this](const std::string& aid) { return assets_.count(aid) > 0; }, d, in);
     const bool newly_enabled = d.preorder_enabled && !it->second.preorder_enabled;
     check_preorder(d, in.launch_date_given || newly_enabled, now, in.errors);

@@ -235,6 +235,7 @@ private:
     boost::json::object asset_json(const asset& a) const;
     boost::json::object asset_summary_json(const asset& a) const;
     boost::json::object attach_summary_json(const asset& a) const;
+    response edit_attachments(const std::string& id, const request& req, bool attach);
     boost::json::object digital_product_json(const digital_product& d) const;
     boost::json::object order_json(const order& o) const;
     boost::json::object upload_json(const pending_upload& u, time_point now) const;

@@ -407,32 +407,17 @@ std::optional<std::vector<std::string>> read_asset_ids(const json::value& body)
 
 response service::attach_assets(const std::string& id, const request& req)
 {
-    auto it = orders_.find(id);
-    if (it == orders_.end())
-        return not_found("Order");
-    auto body = parse_body(req);
-    if (auto* r = std::get_if<response>(&body))
-        return std::move(*r);
-    auto ids = read_asset_ids(std::get<json::value>(body));
-    if (!ids)
-        return errors_response({"asset_ids must be a non-empty array"});
-    for (const auto& aid : *ids)
-        if (!assets_.count(aid))
-            return errors_response({"Asset ids contain unknown assets"});
-    order& o = it->second;
-    for (const auto& aid : *ids)
-        if (std::find(o.attached_asset_ids.begin(), o.attached_asset_ids.end(), aid) ==
-            o.attached_asset_ids.end()) {
-            o.attached_asset_ids.push_back(aid);
-            ensure_entry(o, "", assets_.at(aid), false);
-        }
-    json::array attached;
-    for (const auto& aid : o.attached_asset_ids)
-        attached.push_back(attach_summary_json(assets_.at(aid)));
-    return json_response(200, json::object{{"order", order_json(o)}, {"attached_assets", std::move(attached)}});
+    return edit_attachments(id, req, true);
 }
 
+// Detach: the same body as attach ({"asset_ids": [...]}, non-empty); ids not
+// attached are ignored; answers with the remaining attachments (docs/sandbox.md).
 response service::detach_assets(const std::string& id, const request& req)
+{
+    return edit_attachments(id, req, false);
+}
+
+response service::edit_attachments(const std::string& id, const request& req, bool attach)
 {
     auto it = orders_.find(id);
     if (it == orders_.end())
@@ -444,8 +429,20 @@ response service::detach_assets(const std::string& id, const request& req)
     if (!ids)
         return errors_response({"asset_ids must be a non-empty array"});
     order& o = it->second;
-    for (const auto& aid : *ids)
-        std::erase(o.attached_asset_ids, aid);
+    if (attach) {
+        for (const auto& aid : *ids)
+            if (!assets_.count(aid))
+                return errors_response({"Asset ids contain unknown assets"});
+        for (const auto& aid : *ids)
+            if (std::find(o.attached_asset_ids.begin(), o.attached_asset_ids.end(), aid) ==
+                o.attached_asset_ids.end()) {
+                o.attached_asset_ids.push_back(aid);
+                ensure_entry(o, "", assets_.at(aid), false);
+            }
+    } else {
+        for (const auto& aid : *ids)
+            std::erase(o.attached_asset_ids, aid);
+    }
     json::array attached;
     for (const auto& aid : o.attached_asset_ids)
         attached.push_back(attach_summary_json(assets_.at(aid)));
