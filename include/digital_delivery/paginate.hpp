@@ -395,53 +395,40 @@ protected:
 
 }  // namespace detail
 
-/// An async range over the items of a list endpoint. See the file comment.
-template <class D>
-class item_range : public detail::range_base<D>
+/// An async range over a list endpoint: its items (`Items` = true,
+/// item_range<D>) or its pages, the list envelopes such as order_list
+/// (page_range<D>; empty pages are never delivered). See the file comment.
+template <class D, bool Items>
+class basic_list_range : public detail::range_base<D>
 {
 public:
-    using value_type = typename detail::paginate_state<D>::item_type;
+    using value_type =
+        std::conditional_t<Items, typename detail::paginate_state<D>::item_type, typename D::response>;
     using signature = void(error_code, std::optional<value_type>);
 
-    /// The next item, or an empty optional at the end. Completion signature
-    /// `void(error_code, std::optional<value_type>)`.
+    /// The next item (or page), or an empty optional at the end. Completion
+    /// signature `void(error_code, std::optional<value_type>)`.
     template <class Token = boost::asio::deferred_t>
     auto async_next(Token&& token = {})
     {
         return boost::asio::async_compose<Token, signature>(
-            detail::paginate_next_op<D, true>{this->st_},
+            detail::paginate_next_op<D, Items>{this->st_},
             token,
             this->st_->impl->get_executor()
         );
     }
 
-    /// \private Made by paginate().
-    explicit item_range(std::shared_ptr<detail::paginate_state<D>> st) : detail::range_base<D>(std::move(st)) {}
+    /// \private Made by paginate() / paginate_pages().
+    explicit basic_list_range(std::shared_ptr<detail::paginate_state<D>> st) : detail::range_base<D>(std::move(st)) {}
 };
 
-/// An async range over the pages (list envelopes, e.g. order_list) of a list
-/// endpoint. Empty pages are never delivered. See the file comment.
+/// An async range over the items of a list endpoint.
 template <class D>
-class page_range : public detail::range_base<D>
-{
-public:
-    using value_type = typename D::response;
-    using signature = void(error_code, std::optional<value_type>);
+using item_range = basic_list_range<D, true>;
 
-    /// The next page, or an empty optional at the end.
-    template <class Token = boost::asio::deferred_t>
-    auto async_next(Token&& token = {})
-    {
-        return boost::asio::async_compose<Token, signature>(
-            detail::paginate_next_op<D, false>{this->st_},
-            token,
-            this->st_->impl->get_executor()
-        );
-    }
-
-    /// \private Made by paginate_pages().
-    explicit page_range(std::shared_ptr<detail::paginate_state<D>> st) : detail::range_base<D>(std::move(st)) {}
-};
+/// An async range over the pages of a list endpoint.
+template <class D>
+using page_range = basic_list_range<D, false>;
 
 /// The items of a list endpoint (list_orders, list_assets,
 /// list_digital_products), page after page, with the caller's filters.

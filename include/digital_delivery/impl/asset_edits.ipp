@@ -198,7 +198,7 @@ DIGITAL_DELIVERY_DECL void detail::async_edit_assets(
 {
     auto ex = impl->get_executor();
     boost::asio::async_compose<asset_edit_handler, void(error_code, digital_product)>(
-        asset_edit_op{std::move(impl), std::move(product_id), std::move(ids), kind, std::move(opts)},
+        asset_edit_op{std::move(impl), std::move(product_id), std::move(ids), kind, std::move(opts), asset_edit_op::step::start, {}, {}, {}},
         h,
         ex
     );

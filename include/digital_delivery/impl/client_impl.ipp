@@ -96,23 +96,33 @@ DIGITAL_DELIVERY_DECL void detail::append_pct_encoded(std::string& out, std::str
     }
 }
 
+namespace detail {
+// (No designated initializer: a user's -Wextra on GCC 12 would warn in our header.)
+inline diagnostics client_diagnostics(std::string message)
+{
+    diagnostics d;
+    d.client_message = std::move(message);
+    return d;
+}
+}  // namespace detail
+
 DIGITAL_DELIVERY_DECL detail::client_impl::client_impl(any_transport t, client_params p)
     : transport_(std::move(t)), params_(std::move(p))
 {
     std::string why;
     if (!transport_)
-        throw error_with_diagnostics(client_errc::invalid_argument, diagnostics{.client_message = "no transport"});
+        throw error_with_diagnostics(client_errc::invalid_argument, client_diagnostics("no transport"));
     if (!is_valid_base_url(params_.base_url, base_, why))
-        throw error_with_diagnostics(client_errc::invalid_base_url, diagnostics{.client_message = why});
+        throw error_with_diagnostics(client_errc::invalid_base_url, client_diagnostics(why));
     if (params_.api_key.empty() || has_crlf(params_.api_key))
         throw error_with_diagnostics(
             client_errc::invalid_argument,
-            diagnostics{.client_message = "api_key must be non-empty and must not contain CR or LF"}
+            client_diagnostics("api_key must be non-empty and must not contain CR or LF")
         );
     if (has_crlf(params_.user_agent))
         throw error_with_diagnostics(
             client_errc::invalid_argument,
-            diagnostics{.client_message = "user_agent must not contain CR or LF"}
+            client_diagnostics("user_agent must not contain CR or LF")
         );
     limiter_ = shared_rate_limiter(transport_.get_executor(), base_, params_.api_key, params_.rate_limit);
     budget_ = std::make_shared<retry_budget>(params_.retry);

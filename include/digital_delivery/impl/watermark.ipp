@@ -308,7 +308,7 @@ DIGITAL_DELIVERY_DECL void detail::async_wait_for_downloads_impl(
     auto loop = watermark_poll::get_or_create(impl, order_id, opts);
     auto ex = impl->get_executor();
     boost::asio::async_compose<downloads_handler, void(error_code, order_downloads)>(
-        wait_downloads_op{std::move(loop), deadline},
+        wait_downloads_op{std::move(loop), deadline, {}, wait_downloads_op::step::start},
         h,
         ex
     );

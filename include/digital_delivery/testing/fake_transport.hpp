@@ -271,6 +271,10 @@ private:
 
     struct drain_state
     {
+        drain_state(http_request r, expectation x, transport_handler handler)
+            : req(std::move(r)), e(std::move(x)), h(std::move(handler))
+        {
+        }
         http_request req;
         expectation e;
         transport_handler h;
@@ -281,7 +285,7 @@ private:
 
     void drain(http_request req, expectation e, transport_handler h)
     {
-        auto st = std::make_shared<drain_state>(drain_state{std::move(req), std::move(e), std::move(h)});
+        auto st = std::make_shared<drain_state>(std::move(req), std::move(e), std::move(h));
         read_more(std::move(st));
     }
 
