@@ -15,6 +15,7 @@
 #endif
 
 #include <digital_delivery/impl/error.ipp>
+#include <digital_delivery/impl/json_decode.ipp>
 #include <digital_delivery/impl/http_message.ipp>
 #include <digital_delivery/impl/beast_transport.ipp>
 #include <digital_delivery/impl/rate_limit.ipp>

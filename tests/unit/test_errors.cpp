@@ -188,6 +188,112 @@ TEST_F(errors_test, decode_errors_name_the_path)
     EXPECT_EQ(ec6, dd::client_errc::wrong_type);
 }
 
+TEST_F(errors_test, streaming_decoder_edge_cases)
+{
+    // Keys in any order, escapes in keys and strings (a string longer than
+    // the parser's scratch buffer, so it arrives in parts), \u escapes with a
+    // surrogate pair, unknown members of every shape skipped, extra
+    // whitespace, 1e3 as an integer, a duplicated key (the last one wins).
+    const std::string long_text(5000, 'x');
+    const std::string body = " \n{ \"order\" : {\"download_count\": 1e3, \"unknown_obj\": {\"a\": [1, {\"b\": null}], \"c\": \"d\"},"
+                             " \"unknown_arr\": [[], {}, \"x\", 1.5, true, null], \"created_at\": \"2024-05-01T12:00:00Z\","
+                             " \"id\": \"o\\u00e9\\ud83d\\ude00\", \"n\\u0061me\": \"#1\\\"2\\\\\", \"email\": \"" +
+                             long_text + "\\n" + long_text +
+                             "\", \"phone\": null, \"currency\": \"USD\", \"currency\": \"EUR\"},"
+                             " \"beta\": {\"deep\": [[[[1]]]]}} \n";
+    fake->expect_any().respond(200, body);
+    auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    ASSERT_FALSE(ec) << diag.client_message;
+    EXPECT_EQ(o.id, "o\xc3\xa9\xf0\x9f\x98\x80");
+    EXPECT_EQ(o.name, "#1\"2\\");
+    EXPECT_EQ(o.email, long_text + "\n" + long_text);
+    EXPECT_FALSE(o.phone);
+    EXPECT_EQ(o.currency, "EUR");
+    EXPECT_EQ(o.download_count, 1000);
+    EXPECT_FALSE(o.total_price);
+
+    // Header fields keep their names even when escapes put them in the parser's scratch buffer.
+    fake->expect_any().respond(
+        201,
+        R"({"asset":)" + asset_json() +
+            R"(,"upload":{"method":"PUT","url":"https://s.example/k","headers":{"Content-\u0054ype":"a\u002fb","X-Other":"v"},"expires_at":"2024-05-01T13:00:00Z"}})"
+    );
+    dd::new_asset req;
+    req.type = dd::asset_type::internal;
+    req.filename = "f.pdf";
+    req.byte_size = 5;
+    auto [ec2, created] = run([&](auto t) { return dd::create_asset(client, req, diag, t); });
+    ASSERT_FALSE(ec2) << diag.client_message;
+    ASSERT_TRUE(created.upload);
+    ASSERT_EQ(created.upload->headers.size(), 2u);
+    EXPECT_EQ(created.upload->headers.find("Content-Type").value_or(""), "a/b");
+    EXPECT_EQ(created.upload->headers.find("X-Other").value_or(""), "v");
+
+    struct bad_case
+    {
+        std::string body;
+        dd::error_code want;
+        const char* path;  // in the message, or nullptr
+    };
+    const std::string ok_order = order_json();
+    std::string with_bad_count = ok_order;
+    with_bad_count.replace(with_bad_count.find("\"download_count\":3"), 18, "\"download_count\":true");
+    const bad_case cases[] = {
+        // a mapping error followed by a syntax error: the syntax wins
+        {R"({"order":{"id":1,)", dd::client_errc::invalid_json, nullptr},
+        {R"({"order":)" + with_bad_count + "} trailing", dd::client_errc::invalid_json, nullptr},
+        {R"({"order":)" + with_bad_count + "}", dd::client_errc::wrong_type, "order.download_count: expected an integer"},
+        // wrong shapes at the root and below
+        {"[]", dd::client_errc::wrong_type, "(root): expected an object"},
+        {R"({"order":[]})", dd::client_errc::wrong_type, "order: expected an object"},
+        {R"({"order":null})", dd::client_errc::wrong_type, "order: expected an object"},
+        {"{}", dd::client_errc::missing_field, "order: required field is missing"},
+        {"", dd::client_errc::missing_field, "order: required field is missing"},
+        {R"({"order":)" + std::string(ok_order).replace(ok_order.find("\"id\":\"o1\""), 9, "\"id\":null") + "}",
+         dd::client_errc::wrong_type, "order.id: expected a string"},
+        {R"({"order":)" + std::string(ok_order).replace(ok_order.find("\"download_count\":3"), 18, "\"download_count\":-9223372036854775809") + "}",
+         dd::client_errc::wrong_type, "order.download_count"},
+        // invalid UTF-8, a lone surrogate, nesting deeper than 32 levels
+        {"{\"order\":{\"id\":\"\xff\"}}", dd::client_errc::invalid_json, nullptr},
+        {R"({"order":{"id":"\ud800"}})", dd::client_errc::invalid_json, nullptr},
+        {R"({"order":)" + ok_order.substr(0, ok_order.size() - 1) + R"(,"x":)" + std::string(40, '[') + std::string(40, ']') + "}}",
+         dd::client_errc::invalid_json, nullptr},
+    };
+    for (const auto& c : cases)
+    {
+        diag = {};
+        fake->expect_any().respond(200, c.body);
+        auto [e, out] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+        EXPECT_EQ(e, c.want) << c.body;
+        if (c.path)
+        {
+            EXPECT_NE(diag.client_message.find(c.path), std::string::npos) << diag.client_message;
+        }
+        EXPECT_EQ(diag.client_message.find("SECRET"), std::string::npos);
+        // nothing partial on failure
+        EXPECT_TRUE(out.id.empty() && out.name.empty() && out.download_count == 0) << c.body;
+    }
+
+    // A page whose second order fails: the error names it, the result is empty.
+    fake->expect_any().respond(200, R"({"orders":[)" + ok_order + "," + with_bad_count + R"(],"pagination":)" + pagination_json() + "}");
+    auto [ec3, page] = run([&](auto t) { return dd::list_orders(client, diag, t); });
+    EXPECT_EQ(ec3, dd::client_errc::wrong_type);
+    EXPECT_NE(diag.client_message.find("orders[1].download_count"), std::string::npos) << diag.client_message;
+    EXPECT_TRUE(page.orders.empty());
+
+    // A nullable whole-object result (detach) accepts an empty body and nulls.
+    fake->expect_any().respond(200, "");
+    auto [ec4, det] = run([&](auto t) { return dd::detach_assets(client, "o1", {.asset_ids = {"a1"}}, diag, t); });
+    EXPECT_FALSE(ec4) << diag.client_message;
+    EXPECT_FALSE(det.order);
+    fake->expect_any().respond(200, R"({"order":null,"attached_assets":[]})");
+    auto [ec5, det2] = run([&](auto t) { return dd::detach_assets(client, "o1", {.asset_ids = {"a1"}}, diag, t); });
+    EXPECT_FALSE(ec5) << diag.client_message;
+    EXPECT_FALSE(det2.order);
+    ASSERT_TRUE(det2.attached_assets);
+    EXPECT_TRUE(det2.attached_assets->empty());
+}
+
 // ---- caller input refused before sending -------------------------------------------------
 
 TEST_F(errors_test, forbidden_input_sends_nothing)

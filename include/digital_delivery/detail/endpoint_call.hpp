@@ -20,6 +20,7 @@
 
 #include <digital_delivery/client.hpp>
 #include <digital_delivery/detail/client_impl.hpp>
+#include <digital_delivery/detail/json_decode.hpp>
 #include <digital_delivery/detail/json_mapping.hpp>
 #include <digital_delivery/detail/transparent_handler.hpp>
 #include <digital_delivery/detail/validate.hpp>
@@ -30,9 +31,6 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
-#include <boost/json/monotonic_resource.hpp>
-#include <boost/json/parse.hpp>
-#include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <array>
@@ -284,102 +282,38 @@ void prepare_endpoint(
 
 // ---- response -> result -----------------------------------------------------------
 
-/// Decodes an envelope of exactly one member straight into that member's
-/// type: the same checks, paths and messages as decoding the envelope and
-/// moving the member out, without the envelope and the move.
-template <class Envelope, class R>
-bool decode_single_member(const boost::json::value& v, R& out, decode_context& ctx)
-{
-    const auto* o = v.if_object();
-    if (!o)
-        return ctx.fail(client_errc::wrong_type, "expected an object");
-    bool ok = true;
-    using members = boost::describe::describe_members<Envelope, boost::describe::mod_public>;
-    boost::mp11::mp_for_each<members>([&](auto d) {
-        static_assert(std::is_same_v<std::remove_cvref_t<decltype(std::declval<Envelope&>().*d.pointer)>, R>);
-        const std::string_view name(d.name);
-        const boost::json::key_value_pair* it;
-        if (o->size() > 0 && o->begin()->key() == name)
-            it = o->begin();
-        else
-            it = o->find(name);
-        if (it == o->end())
-        {
-            if constexpr (is_optional<R>::value)
-            {
-                out.reset();
-            }
-            else
-            {
-                ctx.push(name);
-                ok = ctx.fail(client_errc::missing_field, "required field is missing");
-            }
-            return;
-        }
-        ctx.push(name);
-        ok = decode_value(it->value(), out, ctx);
-        if (ok)
-            ctx.pop();
-    });
-    return ok;
-}
-
 template <class T>
 inline constexpr bool single_member_envelope =
     boost::mp11::mp_size<boost::describe::describe_members<T, boost::describe::mod_public>>::value == 1;
 
-/// Decodes a response body into the descriptor's result. Records the failing
-/// JSON path in the diagnostics.
+/// Decodes a response body into the descriptor's result, streaming (no DOM).
+/// An envelope of one member (`{"order": ...}`) is decoded straight into the
+/// result. On failure the result is value-initialised (nothing partial) and
+/// the diagnostics get the reason with the failing JSON path.
 template <class D>
 error_code decode_response(const std::string& body, result_t<D>& out, diagnostics* diag)
 {
-    // The DOM is a scratch structure: it lives in a per-thread arena reused
-    // across responses (decode_arena), sized from the body, and is dropped
-    // before returning. A value must be CONSTRUCTED from the parse result:
-    // assigning it to a default-storage value would deep-copy it to the heap.
-    std::string_view text(body);
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\n' || text.front() == '\r' || text.front() == '\t'))
-        text.remove_prefix(1);
-    decode_arena_lease arena(text.size());
-    boost::json::monotonic_resource mr(arena.dom(), arena.dom_size());
-    boost::json::value v(&mr);
-    if (text.empty())
+    using response = typename D::response;
+    std::string* message = diag ? &diag->client_message : nullptr;
+    error_code ec;
+    if constexpr (std::is_same_v<result_t<D>, response>)
     {
-        v.emplace_object();  // no content: only all-optional envelopes decode
+        ec = decode_json_into(body, out, message);
+    }
+    else if constexpr (single_member_envelope<response>)
+    {
+        ec = decode_json(body, json_slot{&json_struct_decoding<response, true>::value, &out}, message);
     }
     else
     {
-        boost::system::error_code jec;
-        boost::json::parser p(boost::json::storage_ptr(), {}, arena.stack(), arena.stack_size());
-        p.reset(&mr);
-        p.write(text, jec);
-        if (jec)
-        {
-            if (diag)
-                diag->client_message = "response body is not JSON: " + jec.message();
-            return client_errc::invalid_json;
-        }
-        v = p.release();  // same storage: moved, not copied
-    }
-    decode_context ctx;
-    if constexpr (std::is_same_v<result_t<D>, typename D::response>)
-    {
-        decode_value(v, out, ctx);
-    }
-    else if constexpr (single_member_envelope<typename D::response>)
-    {
-        if (!decode_single_member<typename D::response>(v, out, ctx))
-            out = result_t<D>{};  // as if the envelope had failed: nothing partial
-    }
-    else
-    {
-        typename D::response envelope;
-        if (decode_value(v, envelope, ctx))
+        response envelope{};
+        ec = decode_json_into(body, envelope, message);
+        if (!ec)
             out = std::move(envelope.*D::result);
     }
-    if (ctx.ec && diag)
-        diag->client_message = std::move(ctx.message);
-    return ctx.ec;
+    if (ec)
+        out = result_t<D>{};
+    return ec;
 }
 
 template <class D>

@@ -74,17 +74,28 @@ DIGITAL_DELIVERY_DECL std::optional<rate_limit_snapshot> parse_rate_limit_header
     std::chrono::system_clock::time_point now
 )
 {
+    // One pass over the fields (this runs on every response).
     rate_limit_snapshot snap;
     bool any = false;
-    if (auto v = headers.find("X-RateLimit-Limit"))
-        if (auto n = detail::parse_int64(*v); n && *n >= 0)
-            snap.limit = *n, any = true;
-    if (auto v = headers.find("X-RateLimit-Remaining"))
-        if (auto n = detail::parse_int64(*v); n && *n >= 0)
-            snap.remaining = *n, any = true;
-    if (auto v = headers.find("X-RateLimit-Reset"))
+    constexpr std::string_view prefix = "x-ratelimit-";
+    for (const auto f : headers)
     {
-        if (auto n = detail::parse_int64(*v); n && *n >= 0)
+        if (f.name.size() < prefix.size() + 5 || f.name.size() > prefix.size() + 9 ||
+            !detail::iequals(f.name.substr(0, prefix.size()), prefix))
+            continue;
+        const std::string_view which = f.name.substr(prefix.size());
+        const auto n = detail::parse_int64(f.value);
+        if (!n || *n < 0)
+            continue;
+        if (detail::iequals(which, "limit") && !snap.limit)
+        {
+            snap.limit = *n, any = true;
+        }
+        else if (detail::iequals(which, "remaining") && !snap.remaining)
+        {
+            snap.remaining = *n, any = true;
+        }
+        else if (detail::iequals(which, "reset") && !snap.reset)
         {
             snap.reset = *n < 1000000000 ? now + std::chrono::seconds(*n)
                                          : std::chrono::system_clock::time_point(std::chrono::seconds(*n));
