@@ -46,6 +46,7 @@
 #include <digital_delivery/client.hpp>
 #include <digital_delivery/detail/client_impl.hpp>
 #include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/detail/trailing_args.hpp>
 #include <digital_delivery/detail/transparent_handler.hpp>
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/error.hpp>
@@ -116,44 +117,29 @@ enum class raw_arg
 };
 
 template <class T>
-constexpr raw_arg raw_kind_of()
+struct raw_kind_of
 {
     using U = std::remove_cvref_t<T>;
-    if constexpr (std::is_same_v<U, raw_query>)
-        return raw_arg::query;
-    else if constexpr (std::is_same_v<U, boost::json::value> || std::is_same_v<U, boost::json::object> ||
-                       std::is_same_v<U, boost::json::array> || std::is_same_v<U, std::optional<boost::json::value>>)
-        return raw_arg::body;
-    else if constexpr (std::is_same_v<U, request_options>)
-        return raw_arg::options;
-    else if constexpr (std::is_same_v<T, diagnostics&>)
-        return raw_arg::diag;
-    else
-        return raw_arg::token;
-}
+    static constexpr raw_arg value =
+        std::is_same_v<U, raw_query> ? raw_arg::query
+        : (std::is_same_v<U, boost::json::value> || std::is_same_v<U, boost::json::object> ||
+           std::is_same_v<U, boost::json::array> || std::is_same_v<U, std::optional<boost::json::value>>)
+            ? raw_arg::body
+        : std::is_same_v<U, request_options> ? raw_arg::options
+        : std::is_same_v<T, diagnostics&>    ? raw_arg::diag
+                                             : raw_arg::token;
+};
 
 template <class... Rest>
 consteval bool valid_raw_trailing()
 {
-    constexpr raw_arg kinds[] = {raw_kind_of<Rest>()..., raw_arg::token};
-    for (std::size_t i = 1; i < sizeof...(Rest); ++i)
-        if (static_cast<int>(kinds[i]) <= static_cast<int>(kinds[i - 1]))
-            return false;
-    // A string is not a token (a path or query given in the wrong place),
-    // nor is a diagnostics passed by value.
-    return ((raw_kind_of<Rest>() != raw_arg::token ||
-             (!std::is_convertible_v<Rest, std::string_view> && !std::is_same_v<std::remove_cvref_t<Rest>, diagnostics>)) &&
-            ...);
+    return kinds_in_order<raw_kind_of, Rest...>() && ((raw_kind_of<Rest>::value != raw_arg::token || !mistaken_token<Rest>) && ...);
 }
 
 template <raw_arg K, class... Rest>
 consteval std::size_t raw_index()
 {
-    constexpr raw_arg kinds[] = {raw_kind_of<Rest>()..., raw_arg::token};
-    for (std::size_t i = 0; i < sizeof...(Rest); ++i)
-        if (kinds[i] == K)
-            return i;
-    return sizeof...(Rest);
+    return index_of_kind<raw_kind_of, K, Rest...>();
 }
 
 struct raw_initiation

@@ -17,6 +17,30 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// The optional trailing arguments are checked at compile time: in order, at most
+// once each, and a string or a diagnostics by value is never taken for a token.
+template <class... A>
+concept get_order_accepts = requires(dd::client& c, A&&... a) { dd::get_order(c, "o1", std::forward<A>(a)...); };
+template <class... A>
+concept raw_request_accepts = requires(dd::client& c, A&&... a) {
+    dd::async_raw_request(c, dd::http_method::get, "/x", std::forward<A>(a)...);
+};
+static_assert(get_order_accepts<>);
+static_assert(get_order_accepts<dd::request_options, dd::diagnostics&, const asio::deferred_t&>);
+static_assert(get_order_accepts<dd::diagnostics&>);
+static_assert(!get_order_accepts<dd::diagnostics&, dd::request_options>);   // wrong order
+static_assert(!get_order_accepts<dd::diagnostics&, dd::diagnostics&>);       // twice
+static_assert(!get_order_accepts<std::string_view>);                          // an id too many
+static_assert(!get_order_accepts<dd::diagnostics>);                           // by value
+static_assert(!get_order_accepts<dd::request_options, dd::request_options>);
+static_assert(raw_request_accepts<>);
+static_assert(raw_request_accepts<dd::raw_query, boost::json::value, dd::request_options, dd::diagnostics&, const asio::deferred_t&>);
+static_assert(raw_request_accepts<boost::json::object, dd::diagnostics&>);
+static_assert(!raw_request_accepts<boost::json::value, dd::raw_query>);       // body before query
+static_assert(!raw_request_accepts<boost::json::value, boost::json::array>);  // two bodies
+static_assert(!raw_request_accepts<const char*>);                             // a string is not a token
+static_assert(!raw_request_accepts<dd::diagnostics>);
+
 class completion_test : public client_test
 {
 protected:

@@ -22,6 +22,7 @@
 #include <digital_delivery/detail/client_impl.hpp>
 #include <digital_delivery/detail/json_decode.hpp>
 #include <digital_delivery/detail/json_mapping.hpp>
+#include <digital_delivery/detail/trailing_args.hpp>
 #include <digital_delivery/detail/transparent_handler.hpp>
 #include <digital_delivery/detail/validate.hpp>
 #include <digital_delivery/diagnostics.hpp>
@@ -158,38 +159,21 @@ enum class trailing_kind
 };
 
 template <class T>
-constexpr trailing_kind kind_of()
+struct trailing_kind_of
 {
-    if constexpr (std::is_same_v<std::remove_cvref_t<T>, request_options>)
-        return trailing_kind::options;
-    else if constexpr (std::is_same_v<T, diagnostics&>)
-        return trailing_kind::diag;
-    else
-        return trailing_kind::token;
-}
+    static constexpr trailing_kind value = std::is_same_v<std::remove_cvref_t<T>, request_options> ? trailing_kind::options
+                                           : std::is_same_v<T, diagnostics&>                        ? trailing_kind::diag
+                                                                                                    : trailing_kind::token;
+};
 
 template <class P, class... Rest>
 consteval bool valid_trailing()
 {
-    constexpr trailing_kind kinds[] = {kind_of<Rest>()..., trailing_kind::token};
-    for (std::size_t i = 1; i < sizeof...(Rest); ++i)
-        if (static_cast<int>(kinds[i]) <= static_cast<int>(kinds[i - 1]))
-            return false;  // wrong order or repeated
-    // The payload itself must go in its own parameter, and a string is an id
-    // too many, not a completion token.
-    return ((!std::is_same_v<std::remove_cvref_t<Rest>, P> && !std::is_convertible_v<Rest, std::string_view> &&
-             (kind_of<Rest>() != trailing_kind::token || !std::is_same_v<std::remove_cvref_t<Rest>, diagnostics>)) &&
+    // The payload itself must go in its own parameter.
+    return kinds_in_order<trailing_kind_of, Rest...>() &&
+           ((!std::is_same_v<std::remove_cvref_t<Rest>, P> &&
+             (trailing_kind_of<Rest>::value != trailing_kind::token || !mistaken_token<Rest>)) &&
             ...);
-}
-
-template <trailing_kind K, class... Rest>
-consteval std::size_t index_of_kind()
-{
-    constexpr trailing_kind kinds[] = {kind_of<Rest>()..., trailing_kind::token};
-    for (std::size_t i = 0; i < sizeof...(Rest); ++i)
-        if (kinds[i] == K)
-            return i;
-    return sizeof...(Rest);
 }
 
 // ---- payload -> request -----------------------------------------------------------
@@ -429,9 +413,9 @@ private:
     {
         auto args = std::forward_as_tuple(std::forward<Rest>(rest)...);
         constexpr std::size_t n = sizeof...(Rest);
-        constexpr std::size_t oi = detail::index_of_kind<detail::trailing_kind::options, Rest...>();
-        constexpr std::size_t di = detail::index_of_kind<detail::trailing_kind::diag, Rest...>();
-        constexpr std::size_t ti = detail::index_of_kind<detail::trailing_kind::token, Rest...>();
+        constexpr std::size_t oi = detail::index_of_kind<detail::trailing_kind_of, detail::trailing_kind::options, Rest...>();
+        constexpr std::size_t di = detail::index_of_kind<detail::trailing_kind_of, detail::trailing_kind::diag, Rest...>();
+        constexpr std::size_t ti = detail::index_of_kind<detail::trailing_kind_of, detail::trailing_kind::token, Rest...>();
         const request_options* opts = nullptr;
         diagnostics* diag = nullptr;
         if constexpr (oi < n)

@@ -150,32 +150,10 @@ public:
 
     bool on_document_begin(bec&) { return true; }
     bool on_document_end(bec&) { return true; }
-    bool on_object_begin(bec&)
-    {
-        if (!ignoring())
-            value(json_event::object);
-        else if (!failed_)
-            ++skip_;
-        return true;
-    }
-    bool on_object_end(std::size_t, bec&)
-    {
-        end_container();
-        return true;
-    }
-    bool on_array_begin(bec&)
-    {
-        if (!ignoring())
-            value(json_event::array);
-        else if (!failed_)
-            ++skip_;
-        return true;
-    }
-    bool on_array_end(std::size_t, bec&)
-    {
-        end_container();
-        return true;
-    }
+    bool on_object_begin(bec&) { return begin_container(json_event::object); }
+    bool on_object_end(std::size_t, bec&) { return end_container(); }
+    bool on_array_begin(bec&) { return begin_container(json_event::array); }
+    bool on_array_end(std::size_t, bec&) { return end_container(); }
     bool on_key_part(jsv s, std::size_t, bec&)
     {
         if (!ignoring())
@@ -270,18 +248,28 @@ private:
         s.fn(s.target, *this, e);
     }
 
-    void end_container()
+    bool begin_container(json_event e)
+    {
+        if (!ignoring())
+            value(e);
+        else if (!failed_)
+            ++skip_;
+        return true;
+    }
+
+    bool end_container()
     {
         if (failed_)
-            return;
+            return true;
         if (skip_ != 0)
         {
             --skip_;
-            return;
+            return true;
         }
         json_frame& f = frames_[depth_ - 1];
         f.ops->on_end(f, *this);
         --depth_;
+        return true;
     }
 
     static void append_part(jsv s, std::string& buf, bool& in_parts)
