@@ -193,6 +193,27 @@ struct upload_initiation
     }
 };
 
+/// The four public overloads below share this.
+template <class Token>
+auto initiate_upload(Token& token, client& c, std::shared_ptr<body_source> src, upload_request r, upload_options opts,
+                     diagnostics* diag)
+{
+    return boost::asio::async_initiate<Token, void(error_code, asset)>(
+        upload_initiation{}, token, c.impl(), std::move(src), std::move(r), std::move(opts), diag
+    );
+}
+
+inline upload_request make_upload_request(upload_asset_params& meta)
+{
+    return upload_request{false, {}, std::move(meta.filename), std::move(meta.content_type), std::move(meta.name),
+                          meta.watermark_asset};
+}
+
+inline upload_request make_replace_request(std::string_view asset_id, replace_asset_params& meta)
+{
+    return upload_request{true, std::string(asset_id), std::move(meta.filename), std::move(meta.content_type), {}, {}};
+}
+
 template <class Token>
 concept upload_token = !std::is_same_v<std::remove_cvref_t<Token>, diagnostics> &&
                        !std::is_same_v<std::remove_cvref_t<Token>, upload_options>;
@@ -236,12 +257,7 @@ auto async_upload_asset(
     Token&& token = {}
 )
 {
-    detail::upload_request r{false, {}, std::move(meta.filename), std::move(meta.content_type), std::move(meta.name),
-                             meta.watermark_asset};
-    return boost::asio::async_initiate<Token, void(error_code, asset)>(
-        detail::upload_initiation{}, token, c.impl(), std::move(src), std::move(r), std::move(opts),
-        static_cast<diagnostics*>(nullptr)
-    );
+    return detail::initiate_upload<Token>(token, c, std::move(src), detail::make_upload_request(meta), std::move(opts), nullptr);
 }
 
 /// As above, filling `diag` (which must outlive the operation).
@@ -256,11 +272,7 @@ auto async_upload_asset(
     Token&& token = {}
 )
 {
-    detail::upload_request r{false, {}, std::move(meta.filename), std::move(meta.content_type), std::move(meta.name),
-                             meta.watermark_asset};
-    return boost::asio::async_initiate<Token, void(error_code, asset)>(
-        detail::upload_initiation{}, token, c.impl(), std::move(src), std::move(r), std::move(opts), &diag
-    );
+    return detail::initiate_upload<Token>(token, c, std::move(src), detail::make_upload_request(meta), std::move(opts), &diag);
 }
 
 /// Replaces the body of internal asset `asset_id` (POST /assets/{id}/replace,
@@ -278,11 +290,7 @@ auto async_replace_asset_body(
     Token&& token = {}
 )
 {
-    detail::upload_request r{true, std::string(asset_id), std::move(meta.filename), std::move(meta.content_type), {}, {}};
-    return boost::asio::async_initiate<Token, void(error_code, asset)>(
-        detail::upload_initiation{}, token, c.impl(), std::move(src), std::move(r), std::move(opts),
-        static_cast<diagnostics*>(nullptr)
-    );
+    return detail::initiate_upload<Token>(token, c, std::move(src), detail::make_replace_request(asset_id, meta), std::move(opts), nullptr);
 }
 
 /// As above, filling `diag`.
@@ -298,10 +306,7 @@ auto async_replace_asset_body(
     Token&& token = {}
 )
 {
-    detail::upload_request r{true, std::string(asset_id), std::move(meta.filename), std::move(meta.content_type), {}, {}};
-    return boost::asio::async_initiate<Token, void(error_code, asset)>(
-        detail::upload_initiation{}, token, c.impl(), std::move(src), std::move(r), std::move(opts), &diag
-    );
+    return detail::initiate_upload<Token>(token, c, std::move(src), detail::make_replace_request(asset_id, meta), std::move(opts), &diag);
 }
 
 }  // namespace digital_delivery
