@@ -4,10 +4,11 @@
 # reads and discards every byte, measured side by side in one run:
 #   ours     digital_delivery::async_upload_asset over beast_transport
 #            (POST /assets, streamed PUT, GET /assets/{id}); default 64 KiB
-#            chunks, and beast_transport_params::upload_chunk_size = 256 KiB
+#            chunks, and beast_transport_params::upload_chunk_size = 16 / 256 KiB
 #   libcurl  easy handle with a read callback (same headers, 64 KiB buffer)
 #   curl -T  the curl command line
-# Each is run REPS times (default 3) under /usr/bin/time -v; prints a markdown
+# After one unmeasured warm-up upload, each is run REPS times (default 3), in an
+# order rotated every repetition, under /usr/bin/time -v; prints a markdown
 # table with the median MB/s (2147483648 bytes / wall time of the PUT as the
 # program measures it; curl -T: wall time of the process) and the largest
 # peak RSS. Usage: benchmarks/upload/run.sh [BUILD_DIR]
@@ -88,23 +89,39 @@ measure() {  # name command... -> "MBps RSS_KiB"
     echo "$mbps $rss"
 }
 
+api="http://127.0.0.1:$port/api/v1/external"
+names=(ours "ours, 16 KiB chunks" "ours, 256 KiB chunks" "ours, driver without libcurl" libcurl "curl -T"
+       "ours, 1-byte body (process baseline; MB/s meaningless)")
+run_one() {  # variant name
+    case "$1" in
+        ours) measure ours "$bench" ours "$api" "$dir/body.bin" ;;
+        "ours, 16 KiB chunks") UPLOAD_CHUNK=16384 measure ours "$bench" ours "$api" "$dir/body.bin" ;;
+        "ours, 256 KiB chunks") UPLOAD_CHUNK=262144 measure ours "$bench" ours "$api" "$dir/body.bin" ;;
+        "ours, driver without libcurl") measure ours "$bench_ours" ours "$api" "$dir/body.bin" ;;
+        libcurl) measure libcurl "$bench" libcurl "$put_url" "$dir/body.bin" ;;
+        "curl -T") measure "curl -T" curl -sS -o /dev/null -f -H 'Content-Type: application/octet-stream' \
+            -H 'Content-Disposition: inline; filename="bench.bin"' -T "$dir/body.bin" "$put_url" ;;
+        *) measure ours "$bench" ours "$api" "$dir/one.bin" ;;
+    esac
+}
+# One unmeasured upload first (the first 2 GiB through a fresh nginx and
+# upstream is 3-6x slower whoever sends it), then every repetition in a
+# rotated order, so that no client always runs first or last.
+run_one libcurl >/dev/null
 declare -A results
+n=${#names[@]}
 for ((i = 0; i < reps; ++i)); do
-    results[ours]+="$(measure ours "$bench" ours "http://127.0.0.1:$port/api/v1/external" "$dir/body.bin")"$'\n'
-    results["ours, 256 KiB chunks"]+="$(UPLOAD_CHUNK=262144 measure ours "$bench" ours "http://127.0.0.1:$port/api/v1/external" "$dir/body.bin")"$'\n'
-    results["ours, 1-byte body (process baseline; MB/s meaningless)"]+="$(measure ours "$bench" ours "http://127.0.0.1:$port/api/v1/external" "$dir/one.bin")"$'\n'
-    results["ours, driver without libcurl"]+="$(measure ours "$bench_ours" ours "http://127.0.0.1:$port/api/v1/external" "$dir/body.bin")"$'\n'
-    results["ours, driver without libcurl, 256 KiB chunks"]+="$(UPLOAD_CHUNK=262144 measure ours "$bench_ours" ours "http://127.0.0.1:$port/api/v1/external" "$dir/body.bin")"$'\n'
-    results[libcurl]+="$(measure libcurl "$bench" libcurl "$put_url" "$dir/body.bin")"$'\n'
-    results["curl -T"]+="$(measure "curl -T" curl -sS -o /dev/null -f -H 'Content-Type: application/octet-stream' \
-        -H 'Content-Disposition: inline; filename="bench.bin"' -T "$dir/body.bin" "$put_url")"$'\n'
+    for ((k = 0; k < n; ++k)); do
+        name="${names[$(( (i + k) % n ))]}"
+        results["$name"]+="$(run_one "$name")"$'\n'
+    done
 done
 
 echo "2 GiB PUT via nginx 1.22 (loopback), $reps runs each, $(date -u +%Y-%m-%d), $(nproc) cores, $($CXX --version | head -1)"
 echo
 echo "| client | MB/s (median) | MB/s (all runs) | peak RSS (max of runs) |"
 echo "|---|---|---|---|"
-for name in ours "ours, 256 KiB chunks" "ours, 1-byte body (process baseline; MB/s meaningless)" "ours, driver without libcurl" "ours, driver without libcurl, 256 KiB chunks" libcurl "curl -T"; do
+for name in "${names[@]}"; do
     python3 - "$name" "${results[$name]}" <<'PY'
 import statistics, sys
 rows = [l.split() for l in sys.argv[2].strip().splitlines()]
