@@ -7,7 +7,7 @@ pkgs=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev openssl ca-certificates
   libgtest-dev libgmock-dev googletest
   clang-16 libclang-rt-16-dev
-  nginx-light libcurl4-openssl-dev curl libbenchmark-dev
+  nginx-light libcurl4-openssl-dev curl libbenchmark-dev liburing-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do

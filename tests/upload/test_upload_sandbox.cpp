@@ -7,6 +7,7 @@
 #include <digital_delivery/upload.hpp>
 
 #include "sandbox_process.hpp"
+#include "test_data.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -32,17 +33,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string pattern(std::size_t n, unsigned seed = 1)
-{
-    std::string s(n, '\0');
-    std::uint32_t x = seed * 2654435761u + 1;
-    for (auto& c : s)
-    {
-        x = x * 1664525u + 1013904223u;
-        c = static_cast<char>(x >> 24);
-    }
-    return s;
-}
+using dd_test::pattern;
 
 struct temp_file
 {
