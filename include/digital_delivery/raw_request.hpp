@@ -202,22 +202,7 @@ auto async_raw_request(client& c, http_method method, std::string_view path, Res
     detail::prepared_request p;
     detail::prepare_raw_request(*c.impl(), method, path, query, body, opts, p);
 
-    if constexpr (ti < n)
-        return boost::asio::async_initiate<std::tuple_element_t<ti, std::tuple<Rest...>>, signature>(
-            detail::raw_initiation{},
-            std::get<ti>(args),
-            c.impl(),
-            std::move(p),
-            diag
-        );
-    else
-        return boost::asio::async_initiate<const boost::asio::deferred_t&, signature>(
-            detail::raw_initiation{},
-            boost::asio::deferred,
-            c.impl(),
-            std::move(p),
-            diag
-        );
+    return detail::initiate_with_trailing_token<signature, ti>(detail::raw_initiation{}, args, c.impl(), std::move(p), diag);
 }
 
 }  // namespace digital_delivery

@@ -432,22 +432,7 @@ private:
         else
             detail::prepare_endpoint<D, int>(*c.impl(), std::span<const std::string_view>(ids), nullptr, opts, p);
 
-        if constexpr (ti < n)
-            return boost::asio::async_initiate<std::tuple_element_t<ti, std::tuple<Rest...>>, signature>(
-                detail::endpoint_initiation<D>{},
-                std::get<ti>(args),
-                c.impl(),
-                std::move(p),
-                diag
-            );
-        else
-            return boost::asio::async_initiate<const boost::asio::deferred_t&, signature>(
-                detail::endpoint_initiation<D>{},
-                boost::asio::deferred,
-                c.impl(),
-                std::move(p),
-                diag
-            );
+        return detail::initiate_with_trailing_token<signature, ti>(detail::endpoint_initiation<D>{}, args, c.impl(), std::move(p), diag);
     }
 };
 

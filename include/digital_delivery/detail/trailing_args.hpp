@@ -14,9 +14,14 @@
 
 #include <digital_delivery/diagnostics.hpp>
 
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+
 #include <cstddef>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 namespace digital_delivery {
 namespace detail {
@@ -50,6 +55,27 @@ consteval std::size_t index_of_kind()
 template <class T>
 inline constexpr bool mistaken_token =
     std::is_convertible_v<T, std::string_view> || std::is_same_v<std::remove_cvref_t<T>, diagnostics>;
+
+/// async_initiate with the trailing completion token at position `TI` of
+/// `args` (std::forward_as_tuple of the trailing arguments), or
+/// boost::asio::deferred when there is none (TI == the tuple's size).
+template <class Signature, std::size_t TI, class Initiation, class Args, class... A>
+auto initiate_with_trailing_token(Initiation init, Args& args, A&&... a)
+{
+    if constexpr (TI < std::tuple_size_v<Args>)
+    {
+        // An rvalue token is passed on as its type, an lvalue one as a reference.
+        using element = std::tuple_element_t<TI, Args>;
+        using token = std::conditional_t<std::is_rvalue_reference_v<element>, std::remove_reference_t<element>, element>;
+        return boost::asio::async_initiate<token, Signature>(init, std::get<TI>(args), std::forward<A>(a)...);
+    }
+    else
+    {
+        return boost::asio::async_initiate<const boost::asio::deferred_t&, Signature>(
+            init, boost::asio::deferred, std::forward<A>(a)...
+        );
+    }
+}
 
 }  // namespace detail
 }  // namespace digital_delivery
