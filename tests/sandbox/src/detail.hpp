@@ -20,6 +20,18 @@ response errors_response(const std::vector<std::string>& errors); // 422
 response not_found(std::string_view what);                         // "<what> not found"
 response no_content();
 
+// GET of one resource by id: 404 "<what> not found", else 200 {"<key>": to_json(item)}.
+template <class Map, class ToJson>
+response get_one(const Map& items, const std::string& id, std::string_view what, std::string_view key, ToJson to_json)
+{
+    auto it = items.find(id);
+    if (it == items.end())
+        return not_found(what);
+    json::object out;
+    out[key] = to_json(it->second);
+    return json_response(200, out);
+}
+
 const std::string* query_get(const query_params& q, std::string_view name); // last non-empty
 
 // Parses the body; an empty body gives null. Malformed -> 400 response.

@@ -760,10 +760,7 @@ response service::list_assets(const query_params& q)
 
 response service::get_asset(const std::string& id)
 {
-    auto it = assets_.find(id);
-    if (it == assets_.end())
-        return not_found("Asset");
-    return json_response(200, json::object{{"asset", asset_json(it->second)}});
+    return get_one(assets_, id, "Asset", "asset", [&](const asset& x) { return asset_json(x); });
 }
 
 response service::create_asset(const request& req, time_point now)
@@ -1084,10 +1081,8 @@ response service::list_digital_products(const query_params& q)
 
 response service::get_digital_product(const std::string& id)
 {
-    auto it = digital_products_.find(id);
-    if (it == digital_products_.end())
-        return not_found("Digital product");
-    return json_response(200, json::object{{"digital_product", digital_product_json(it->second)}});
+    return get_one(digital_products_, id, "Digital product", "digital_product",
+                   [&](const digital_product& x) { return digital_product_json(x); });
 }
 
 response service::create_digital_product(const request& req, time_point now)

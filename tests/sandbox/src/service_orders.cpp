@@ -366,10 +366,7 @@ response service::list_orders(const query_params& q)
 
 response service::get_order(const std::string& id)
 {
-    auto it = orders_.find(id);
-    if (it == orders_.end())
-        return not_found("Order");
-    return json_response(200, json::object{{"order", order_json(it->second)}});
+    return get_one(orders_, id, "Order", "order", [&](const order& x) { return order_json(x); });
 }
 
 response service::order_downloads(const std::string& id, time_point now)
