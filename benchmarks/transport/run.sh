@@ -8,7 +8,10 @@
 #   - requests/s relative to `wrk -t1 -c1` (one connection, sequential) and,
 #     with 64 requests in flight over 8 connections on one thread, relative
 #     to `wrk -t1 -c8`.
-# Prints a markdown table. Usage: benchmarks/transport/run.sh [BUILD_DIR]
+# Then (unless MODES is set) a second table: the floor of a small GET with
+# Beast + Boost.JSON -- the hand-written Beast client alone, with
+# boost::json::parse, and with the library's decoder into dd::order.
+# Prints markdown tables. Usage: benchmarks/transport/run.sh [BUILD_DIR]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -115,3 +118,17 @@ for path in /order.json /orders.json; do
         echo "| $label | $mode | $ir | $r1 | $(ratio "$r1" "$w1") | $r8 | $q8 |"
     done
 done
+
+# --- the floor of a small GET with Beast + Boost.JSON (issue 3's 25 k target) ---
+# The same 449 B {"order": {...}} the api row decodes, fetched by the
+# hand-written Beast client (no pool, no type erasure, no status mapping), then:
+# nothing / boost::json::parse into a DOM / the library's decoder into dd::order.
+if [[ -z "${MODES:-}" ]]; then
+    echo
+    echo "| small GET of the api order ($api_small B) | instructions/request (callgrind) |"
+    echo "|---|---:|"
+    echo "| hand-written Beast client, body not decoded | $(per_request beast /api_order.json) |"
+    echo "| hand-written Beast client + boost::json::parse (DOM) | $(per_request beast_parse /api_order.json) |"
+    echo "| hand-written Beast client + the library's decoder into dd::order | $(per_request beast_decode /api_order.json) |"
+    echo "| dd::get_order through dd::client and beast_transport (the api row) | $(per_request api /order) |"
+fi

@@ -12,6 +12,11 @@
 //   api   - the public API: dd::get_order (PATH /order) or dd::list_orders
 //           with per_page=250 (PATH /page) through a dd::client over
 //           beast_transport, rate limiter disabled, decoding into the models
+//   beast_decode - the hand-written Beast client, then the body decoded into
+//           dd::order by the library's decoder (no pool, no type erasure, no
+//           status mapping): the floor of a small GET with Beast + Boost.JSON
+//   beast_parse  - the hand-written Beast client, then boost::json::parse of
+//           the body (a DOM, no model)
 //
 // usage: transport_bench MODE PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]
 // Prints "requests seconds requests_per_second". Run by run.sh.
@@ -28,6 +33,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/json/parse.hpp>
 
 #include <curl/curl.h>
 
@@ -124,7 +130,14 @@ void run_api(unsigned short port, const std::string& path, long n, long in_fligh
     ioc.run();
 }
 
-asio::awaitable<void> beast_worker(unsigned short port, std::string path, long n)
+enum class after_read
+{
+    nothing,
+    decode,
+    parse,
+};
+
+asio::awaitable<void> beast_worker(unsigned short port, std::string path, long n, after_read what)
 {
     auto ex = co_await asio::this_coro::executor;
     asio::ip::tcp::socket sock(ex);
@@ -144,14 +157,28 @@ asio::awaitable<void> beast_worker(unsigned short port, std::string path, long n
         if (p.get().result_int() != 200)
             ++g_failed;
         g_bytes += p.get().body().size();
+        if (what == after_read::decode)
+        {
+            dd::order o;
+            if (dd::detail::decode_response<dd::endpoints::get_order>(p.get().body(), o, nullptr) || o.id != "1001")
+                ++g_failed;
+            g_bytes += o.email.size();
+        }
+        else if (what == after_read::parse)
+        {
+            boost::system::error_code ec;
+            auto v = boost::json::parse(p.get().body(), ec);
+            if (ec || !v.is_object())
+                ++g_failed;
+        }
     }
 }
 
-void run_beast(unsigned short port, const std::string& path, long n, long conns)
+void run_beast(unsigned short port, const std::string& path, long n, long conns, after_read what)
 {
     asio::io_context ioc(1);
     for (long c = 0; c < conns; ++c)
-        asio::co_spawn(ioc, beast_worker(port, path, n / conns), asio::detached);
+        asio::co_spawn(ioc, beast_worker(port, path, n / conns, what), asio::detached);
     ioc.run();
 }
 
@@ -188,7 +215,7 @@ int main(int argc, char** argv)
 {
     if (argc < 5)
     {
-        std::fprintf(stderr, "usage: %s ours|beast|curl|api PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s ours|beast|beast_decode|beast_parse|curl|api PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]\n", argv[0]);
         return 2;
     }
     const std::string mode = argv[1];
@@ -201,7 +228,11 @@ int main(int argc, char** argv)
     if (mode == "ours")
         run_ours(port, path, n, in_flight, conns);
     else if (mode == "beast")
-        run_beast(port, path, n, conns);
+        run_beast(port, path, n, conns, after_read::nothing);
+    else if (mode == "beast_decode")
+        run_beast(port, path, n, conns, after_read::decode);
+    else if (mode == "beast_parse")
+        run_beast(port, path, n, conns, after_read::parse);
     else if (mode == "api")
         run_api(port, path, n, in_flight, conns);
     else if (mode == "curl")

@@ -3,15 +3,19 @@
 # (client_max_body_size 0, proxy_request_buffering off) to an upstream that
 # reads and discards every byte, measured side by side in one run:
 #   ours     digital_delivery::async_upload_asset over beast_transport
-#            (POST /assets, streamed PUT, GET /assets/{id}); default 64 KiB
-#            chunks, and beast_transport_params::upload_chunk_size = 16 / 256 KiB
+#            (POST /assets, streamed PUT, GET /assets/{id}); defaults (64 KiB
+#            chunks, TCP_NOTSENT_LOWAT 16 KiB while the body is sent), and with
+#            beast_transport_params::upload_send_lowat = 0 (the socket left
+#            alone, as before) or upload_chunk_size = 256 KiB
 #   libcurl  easy handle with a read callback (same headers, 64 KiB buffer)
 #   curl -T  the curl command line
 # After one unmeasured warm-up upload, each is run REPS times (default 3), in an
 # order rotated every repetition, under /usr/bin/time -v; prints a markdown
 # table with the median MB/s (2147483648 bytes / wall time of the PUT as the
-# program measures it; curl -T: wall time of the process) and the largest
-# peak RSS. Usage: benchmarks/upload/run.sh [BUILD_DIR]
+# program measures it; curl -T: wall time of the process), the largest
+# peak RSS, and the median CPU time (user + system) of the client process, of
+# nginx and of the upstream during each run (which side sets the pace).
+# Usage: benchmarks/upload/run.sh [BUILD_DIR]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -50,7 +54,7 @@ port="$(free_port)"; up="$(free_port)"
 truncate -s 2147483648 "$dir/body.bin"
 printf x > "$dir/one.bin"
 python3 "$here/discard_upstream.py" "$up" "$port" &
-pids+=($!)
+pids+=($!); upstream_pid=$!
 mkdir -p "$dir/www"
 cat > "$dir/nginx.conf" <<CONF
 daemon off; master_process off; worker_processes 1; pid $dir/nginx.pid;
@@ -71,31 +75,37 @@ http {
 }
 CONF
 /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" &
-pids+=($!)
+pids+=($!); nginx_pid=$!
 for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$port/api/v1/external/assets/a1" && break; sleep 0.05; done
 
 put_url="http://127.0.0.1:$port/upload/bench.bin?X-Amz-Signature=x"
-measure() {  # name command... -> "MBps RSS_KiB"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # user + system, in clock ticks
+hz=$(getconf CLK_TCK)
+measure() {  # name command... -> "MBps RSS_KiB client_cpu_s nginx_cpu_s upstream_cpu_s"
     local name="$1"; shift
+    local n0 u0 n1 u1
+    n0=$(cpu_ticks "$nginx_pid"); u0=$(cpu_ticks "$upstream_pid")
     /usr/bin/time -v -o "$dir/time.txt" "$@" > "$dir/out.txt" 2>"$dir/err.txt" || { cat "$dir/err.txt" >&2; return 1; }
-    local rss secs mbps
+    n1=$(cpu_ticks "$nginx_pid"); u1=$(cpu_ticks "$upstream_pid")
+    local rss secs mbps cpu
     rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$dir/time.txt")
+    cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {printf "%.2f", s}' "$dir/time.txt")
     if [[ "$name" == "curl -T" ]]; then
         secs=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$dir/time.txt" | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
         mbps=$(python3 -c "print(round(2147483648/1e6/$secs, 1))")
     else
         mbps=$(awk '{print $4}' "$dir/out.txt")
     fi
-    echo "$mbps $rss"
+    echo "$mbps $rss $cpu $(python3 -c "print('%.2f %.2f' % (($n1 - $n0) / $hz, ($u1 - $u0) / $hz))")"
 }
 
 api="http://127.0.0.1:$port/api/v1/external"
-names=(ours "ours, 16 KiB chunks" "ours, 256 KiB chunks" "ours, driver without libcurl" libcurl "curl -T"
+names=(ours "ours, upload_send_lowat = 0 (before)" "ours, 256 KiB chunks" "ours, driver without libcurl" libcurl "curl -T"
        "ours, 1-byte body (process baseline; MB/s meaningless)")
 run_one() {  # variant name
     case "$1" in
         ours) measure ours "$bench" ours "$api" "$dir/body.bin" ;;
-        "ours, 16 KiB chunks") UPLOAD_CHUNK=16384 measure ours "$bench" ours "$api" "$dir/body.bin" ;;
+        "ours, upload_send_lowat = 0 (before)") UPLOAD_LOWAT=0 measure ours "$bench" ours "$api" "$dir/body.bin" ;;
         "ours, 256 KiB chunks") UPLOAD_CHUNK=262144 measure ours "$bench" ours "$api" "$dir/body.bin" ;;
         "ours, driver without libcurl") measure ours "$bench_ours" ours "$api" "$dir/body.bin" ;;
         libcurl) measure libcurl "$bench" libcurl "$put_url" "$dir/body.bin" ;;
@@ -119,13 +129,26 @@ done
 
 echo "2 GiB PUT via nginx 1.22 (loopback), $reps runs each, $(date -u +%Y-%m-%d), $(nproc) cores, $($CXX --version | head -1)"
 echo
-echo "| client | MB/s (median) | MB/s (all runs) | peak RSS (max of runs) |"
-echo "|---|---|---|---|"
+echo "| client | MB/s (median) | MB/s (all runs) | peak RSS (max of runs) | CPU s per upload, median: client / nginx / upstream |"
+echo "|---|---|---|---|---|"
 for name in "${names[@]}"; do
     python3 - "$name" "${results[$name]}" <<'PY'
 import statistics, sys
 rows = [l.split() for l in sys.argv[2].strip().splitlines()]
 mb = [float(r[0]) for r in rows]; rss = max(int(r[1]) for r in rows)
-print("| %s | %.0f | %s | %.1f MiB |" % (sys.argv[1], statistics.median(mb), " / ".join("%.0f" % x for x in mb), rss / 1024))
+cpu = " / ".join("%.2f" % statistics.median(float(r[i]) for r in rows) for i in (2, 3, 4))
+print("| %s | %.0f | %s | %.1f MiB | %s |" % (sys.argv[1], statistics.median(mb), " / ".join("%.0f" % x for x in mb), rss / 1024, cpu))
 PY
 done
+# Paired: each repetition's ours / libcurl (the two ran minutes apart at most,
+# in the same rotation round), which cancels part of the machine's drift.
+python3 - "${results[ours]}" "${results[libcurl]}" "${results["ours, driver without libcurl"]}" <<'PY'
+import statistics, sys
+col = lambda s: [float(l.split()[0]) for l in s.strip().splitlines()]
+ours, curl, nocurl = col(sys.argv[1]), col(sys.argv[2]), col(sys.argv[3])
+for name, xs in (("ours", ours), ("ours, driver without libcurl", nocurl)):
+    r = [a / b for a, b in zip(xs, curl)]
+    print()
+    print("%s / libcurl per repetition: median %.2f, %d of %d at or above 1, range %.2f-%.2f"
+          % (name, statistics.median(r), sum(x >= 1 for x in r), len(r), min(r), max(r)))
+PY

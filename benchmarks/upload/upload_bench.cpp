@@ -35,10 +35,13 @@ namespace {
 int run_ours(const std::string& base, const std::string& file)
 {
     asio::io_context ioc(1);
-    // UPLOAD_CHUNK=N overrides beast_transport_params::upload_chunk_size (default 64 KiB).
+    // UPLOAD_CHUNK=N overrides beast_transport_params::upload_chunk_size (default 64 KiB),
+    // UPLOAD_LOWAT=N upload_send_lowat (default 16 KiB; 0: the socket is left alone).
     dd::beast_transport_params tp;
     if (const char* c = std::getenv("UPLOAD_CHUNK"); c && *c)
         tp.upload_chunk_size = std::strtoul(c, nullptr, 10);
+    if (const char* c = std::getenv("UPLOAD_LOWAT"); c && *c)
+        tp.upload_send_lowat = std::strtoul(c, nullptr, 10);
     dd::beast_transport t(ioc.get_executor(), tp);
     dd::client c(t, {.base_url = base, .api_key = "bench-key"});
     dd::error_code ec;

@@ -95,6 +95,15 @@ struct beast_transport_params
     /// per upload, so memory stays bounded whatever the body size).
     std::size_t upload_chunk_size = 64u * 1024u;
 
+    /// While a streaming body is sent, the connection's `TCP_NOTSENT_LOWAT`
+    /// (where the platform has it; Linux, macOS): the kernel keeps at most this
+    /// many not-yet-transmitted bytes queued, so the body goes out from the
+    /// writing thread instead of piling up in the send queue and being pushed
+    /// out by the receiver's acknowledgements (docs/uploads.md, "Throughput").
+    /// Restored to the system default when the body is sent. 0 leaves the
+    /// socket alone. Default: 16 KiB.
+    std::size_t upload_send_lowat = 16u * 1024u;
+
     /// With `Expect: 100-continue`, how long to wait for the interim response
     /// before sending the body anyway (default: 1 s).
     std::chrono::milliseconds expect_continue_timeout{1'000};

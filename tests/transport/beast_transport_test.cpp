@@ -20,9 +20,20 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <functional>
 #include <optional>
 #include <thread>
+#include <vector>
+
+#if !defined(_WIN32)
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#endif
 
 namespace dd = digital_delivery;
 using dd::client_errc;
@@ -131,6 +142,49 @@ private:
     std::uint64_t pos_ = 0;
     std::uint64_t reads_ = 0;
 };
+
+// Calls `probe` before every read of `inner`.
+class probing_source final : public dd::body_source
+{
+public:
+    probing_source(std::shared_ptr<dd::body_source> inner, std::function<void()> probe)
+        : inner_(std::move(inner)), probe_(std::move(probe))
+    {
+    }
+    std::uint64_t size() const noexcept override { return inner_->size(); }
+    void async_read_some(boost::asio::mutable_buffer buf, read_handler h) override
+    {
+        probe_();
+        inner_->async_read_some(buf, std::move(h));
+    }
+    dd::error_code rewind() override { return inner_->rewind(); }
+
+private:
+    std::shared_ptr<dd::body_source> inner_;
+    std::function<void()> probe_;
+};
+
+#ifdef TCP_NOTSENT_LOWAT
+// TCP_NOTSENT_LOWAT of every socket of this process connected to 127.0.0.1:port.
+std::vector<int> lowat_of_sockets_to(unsigned short port)
+{
+    std::vector<int> out;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+    {
+        const int fd = std::atoi(e.path().filename().c_str());
+        sockaddr_in peer{};
+        socklen_t len = sizeof peer;
+        if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0 || peer.sin_family != AF_INET ||
+            ntohs(peer.sin_port) != port)
+            continue;
+        int v = -1;
+        socklen_t vl = sizeof v;
+        if (getsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, &vl) == 0)
+            out.push_back(v);
+    }
+    return out;
+}
+#endif
 
 }  // namespace
 
@@ -395,6 +449,46 @@ TEST(BeastTransport, StreamingUpload)
     ASSERT_FALSE(r2.ec) << r2.ec.message();
     EXPECT_EQ(r2.resp.body, "100000");
 }
+
+#ifdef TCP_NOTSENT_LOWAT
+// beast_transport_params::upload_send_lowat is set on the connection while the
+// body goes out, and only then: a pooled connection before and after has the
+// system default (0); with 0 the socket is left alone.
+TEST(BeastTransport, UploadSendLowatOnlyWhileTheBodyIsSent)
+{
+    for (const std::size_t lowat : {std::size_t{16 * 1024}, std::size_t{0}})
+    {
+        SCOPED_TRACE("upload_send_lowat = " + std::to_string(lowat));
+        boost::asio::io_context ioc;
+        auto p = trusted_params();
+        p.upload_send_lowat = lowat;
+        dd::beast_transport t(ioc.get_executor(), p);
+        auto r0 = send(ioc, t, make(http_method::get, tls_url("/echo")));
+        ASSERT_FALSE(r0.ec) << r0.ec.message();
+        EXPECT_EQ(lowat_of_sockets_to(env->tls_port), std::vector<int>{0});
+
+        std::vector<int> seen;
+        auto src = std::make_shared<probing_source>(
+            std::make_shared<pattern_source>(ioc.get_executor(), 1024u * 1024u),
+            [&] {
+                const auto v = lowat_of_sockets_to(env->tls_port);
+                seen.insert(seen.end(), v.begin(), v.end());
+            }
+        );
+        auto req = make(http_method::put, tls_url("/upload?tag=lowat"));
+        req.body_stream = src;
+        auto r = send(ioc, t, std::move(req));
+        ASSERT_FALSE(r.ec) << r.ec.message();
+        EXPECT_EQ(r.resp.status, 200u);
+        ASSERT_GE(seen.size(), 16u);  // one socket, probed at every 64 KiB read
+        EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [&](int v) { return v == static_cast<int>(lowat); }));
+        // Restored: the same connection, back in the pool.
+        EXPECT_EQ(lowat_of_sockets_to(env->tls_port), std::vector<int>{0});
+        auto r2 = send(ioc, t, make(http_method::get, tls_url("/echo")));
+        ASSERT_FALSE(r2.ec) << r2.ec.message();
+    }
+}
+#endif
 
 TEST(BeastTransport, EarlyForbiddenDuringLargeUpload)
 {

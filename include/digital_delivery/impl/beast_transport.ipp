@@ -63,12 +63,18 @@
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
+#if !defined(_WIN32)
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#endif
+
 #include <algorithm>
 #include <array>
 #include <optional>
 #include <chrono>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -795,6 +801,46 @@ inline auto read_source(body_source& src, asio::mutable_buffer b)
         tok, &src, b);
 }
 
+/// Sets TCP_NOTSENT_LOWAT on the socket for the lifetime of the scope (the
+/// body loop of a streaming request), then restores the system default (0).
+/// Best effort: a platform or socket that refuses it sends as before.
+class send_lowat_scope
+{
+public:
+    send_lowat_scope(tcp::socket& s, std::size_t bytes) noexcept
+    {
+#ifdef TCP_NOTSENT_LOWAT
+        if (bytes == 0 || bytes > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+            return;
+        error_code ec;
+        s.set_option(option(static_cast<int>(bytes)), ec);
+        if (!ec)
+            s_ = &s;
+#else
+        (void)s;
+        (void)bytes;
+#endif
+    }
+    ~send_lowat_scope()
+    {
+#ifdef TCP_NOTSENT_LOWAT
+        if (s_ && s_->is_open())
+        {
+            error_code ec;
+            s_->set_option(option(0), ec);
+        }
+#endif
+    }
+    send_lowat_scope(const send_lowat_scope&) = delete;
+    send_lowat_scope& operator=(const send_lowat_scope&) = delete;
+
+private:
+#ifdef TCP_NOTSENT_LOWAT
+    using option = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_NOTSENT_LOWAT>;
+    tcp::socket* s_ = nullptr;
+#endif
+};
+
 template <class Stream>
 asio::awaitable<exchange_result> exchange_stream(std::shared_ptr<request_op> op, Stream& s)
 {
@@ -844,6 +890,7 @@ asio::awaitable<exchange_result> exchange_stream(std::shared_ptr<request_op> op,
     }
     if (!rs->done && !op->reason && size > 0)
     {
+        const send_lowat_scope lowat(op->conn->socket(), p.upload_send_lowat);
         std::vector<char> chunk(static_cast<std::size_t>(std::min<std::uint64_t>(p.upload_chunk_size, size)));
         while (sent < size && !rs->done && !op->reason)
         {
