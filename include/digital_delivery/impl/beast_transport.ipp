@@ -813,7 +813,7 @@ public:
         if (bytes == 0 || bytes > static_cast<std::size_t>(std::numeric_limits<int>::max()))
             return;
         error_code ec;
-        s.set_option(option(static_cast<int>(bytes)), ec);
+        s.set_option(option{static_cast<int>(bytes)}, ec);
         if (!ec)
             s_ = &s;
 #else
@@ -827,7 +827,7 @@ public:
         if (s_ && s_->is_open())
         {
             error_code ec;
-            s_->set_option(option(0), ec);
+            s_->set_option(option{0}, ec);
         }
 #endif
     }
@@ -836,7 +836,31 @@ public:
 
 private:
 #ifdef TCP_NOTSENT_LOWAT
-    using option = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_NOTSENT_LOWAT>;
+    // A SettableSocketOption (Asio's concept) for TCP_NOTSENT_LOWAT.
+    struct option
+    {
+        int value;
+        template <class Protocol>
+        int level(const Protocol&) const noexcept
+        {
+            return IPPROTO_TCP;
+        }
+        template <class Protocol>
+        int name(const Protocol&) const noexcept
+        {
+            return TCP_NOTSENT_LOWAT;
+        }
+        template <class Protocol>
+        const int* data(const Protocol&) const noexcept
+        {
+            return &value;
+        }
+        template <class Protocol>
+        std::size_t size(const Protocol&) const noexcept
+        {
+            return sizeof value;
+        }
+    };
     tcp::socket* s_ = nullptr;
 #endif
 };
