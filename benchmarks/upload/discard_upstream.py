@@ -6,11 +6,12 @@ Also plays the API's asset endpoints so that digital_delivery's full flow
   POST .../assets      -> 201 {"asset":..., "upload": {url: http://127.0.0.1:<NGINX>/upload/bench.bin?X-Amz-Signature=x}}
   PUT  /upload/...     -> 200 after reading Content-Length bytes
   GET  .../assets/{id} -> 200 {"asset":...}
-Usage: discard_upstream.py PORT NGINX_PORT
+Usage: discard_upstream.py PORT NGINX_PORT [SCHEME]   (SCHEME of the upload URL: http (default) or https)
 """
 import socket, socketserver, sys
 
 NGINX_PORT = int(sys.argv[2])
+SCHEME = sys.argv[3] if len(sys.argv) > 3 else "http"
 ASSET = ('{"id":"a1","type":"internal","name":null,"filename":"bench.bin","external_url":null,'
          '"content_type":"application/octet-stream","byte_size":%d,"watermark_asset":false,'
          '"autogenerate_licence_key":false,"created_at":"2026-11-22T10:00:00.000Z","updated_at":"2026-11-22T10:00:00.000Z"}')
@@ -44,9 +45,9 @@ class Handler(socketserver.BaseRequestHandler):
                     return
                 left -= n
             if method == "POST":
-                body = ('{"asset":' + ASSET % 2147483648 + ',"upload":{"method":"PUT","url":"http://127.0.0.1:%d/upload/bench.bin?X-Amz-Signature=x",'
+                body = ('{"asset":' + ASSET % 2147483648 + ',"upload":{"method":"PUT","url":"%s://127.0.0.1:%d/upload/bench.bin?X-Amz-Signature=x",'
                         '"headers":{"Content-Type":"application/octet-stream","Content-Disposition":"inline; filename=\\"bench.bin\\""},'
-                        '"expires_at":"2099-01-01T00:00:00.000Z"}}' % NGINX_PORT)
+                        '"expires_at":"2099-01-01T00:00:00.000Z"}}' % (SCHEME, NGINX_PORT))
                 status = "201 Created"
             elif method == "GET":
                 body, status = '{"asset":' + ASSET % 2147483648 + '}', "200 OK"

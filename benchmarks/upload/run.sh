@@ -15,7 +15,7 @@
 # program measures it; curl -T: wall time of the process), the largest
 # peak RSS, and the median CPU time (user + system) of the client process, of
 # nginx and of the upstream during each run (which side sets the pace).
-# Usage: benchmarks/upload/run.sh [BUILD_DIR]
+# Usage: [REPS=N] [TLS=1] benchmarks/upload/run.sh [BUILD_DIR]  (TLS=1: the same over https)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -51,9 +51,24 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port="$(free_port)"; up="$(free_port)"
+# TLS=1: nginx terminates TLS with a certificate from a CA made now (openssl
+# CLI); every client trusts that CA (ours and libcurl via DD_BENCH_CA).
+scheme=http; listen_opts=""; ssl_conf=""; curl_ca=()
+if [[ "${TLS:-0}" == 1 ]]; then
+    scheme=https; listen_opts=" ssl"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=dd bench CA" \
+        -keyout "$dir/ca.key" -out "$dir/ca.pem" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$dir/server.key" -out "$dir/server.csr" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1\n' > "$dir/san.ext"
+    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 1 \
+        -extfile "$dir/san.ext" -out "$dir/server.pem" 2>/dev/null
+    ssl_conf="ssl_certificate $dir/server.pem; ssl_certificate_key $dir/server.key;"
+    export DD_BENCH_CA="$dir/ca.pem"
+    curl_ca=(--cacert "$dir/ca.pem")
+fi
 truncate -s 2147483648 "$dir/body.bin"
 printf x > "$dir/one.bin"
-python3 "$here/discard_upstream.py" "$up" "$port" &
+python3 "$here/discard_upstream.py" "$up" "$port" "$scheme" &
 pids+=($!); upstream_pid=$!
 mkdir -p "$dir/www"
 cat > "$dir/nginx.conf" <<CONF
@@ -69,16 +84,16 @@ http {
     proxy_request_buffering off;
     proxy_http_version 1.1;
     server {
-        listen 127.0.0.1:$port;
+        listen 127.0.0.1:$port$listen_opts; $ssl_conf
         location / { proxy_pass http://127.0.0.1:$up; proxy_set_header Connection ""; }
     }
 }
 CONF
 /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" &
 pids+=($!); nginx_pid=$!
-for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$port/api/v1/external/assets/a1" && break; sleep 0.05; done
+for _ in $(seq 200); do curl -sf "${curl_ca[@]}" -o /dev/null "$scheme://127.0.0.1:$port/api/v1/external/assets/a1" && break; sleep 0.05; done
 
-put_url="http://127.0.0.1:$port/upload/bench.bin?X-Amz-Signature=x"
+put_url="$scheme://127.0.0.1:$port/upload/bench.bin?X-Amz-Signature=x"
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # user + system, in clock ticks
 hz=$(getconf CLK_TCK)
 measure() {  # name command... -> "MBps RSS_KiB client_cpu_s nginx_cpu_s upstream_cpu_s"
@@ -99,7 +114,7 @@ measure() {  # name command... -> "MBps RSS_KiB client_cpu_s nginx_cpu_s upstrea
     echo "$mbps $rss $cpu $(python3 -c "print('%.2f %.2f' % (($n1 - $n0) / $hz, ($u1 - $u0) / $hz))")"
 }
 
-api="http://127.0.0.1:$port/api/v1/external"
+api="$scheme://127.0.0.1:$port/api/v1/external"
 names=(ours "ours, upload_send_lowat = 0 (before)" "ours, 256 KiB chunks" "ours, driver without libcurl" libcurl "curl -T"
        "ours, 1-byte body (process baseline; MB/s meaningless)")
 run_one() {  # variant name
@@ -109,7 +124,7 @@ run_one() {  # variant name
         "ours, 256 KiB chunks") UPLOAD_CHUNK=262144 measure ours "$bench" ours "$api" "$dir/body.bin" ;;
         "ours, driver without libcurl") measure ours "$bench_ours" ours "$api" "$dir/body.bin" ;;
         libcurl) measure libcurl "$bench" libcurl "$put_url" "$dir/body.bin" ;;
-        "curl -T") measure "curl -T" curl -sS -o /dev/null -f -H 'Content-Type: application/octet-stream' \
+        "curl -T") measure "curl -T" curl -sS "${curl_ca[@]}" -o /dev/null -f -H 'Content-Type: application/octet-stream' \
             -H 'Content-Disposition: inline; filename="bench.bin"' -T "$dir/body.bin" "$put_url" ;;
         *) measure ours "$bench" ours "$api" "$dir/one.bin" ;;
     esac
@@ -127,7 +142,7 @@ for ((i = 0; i < reps; ++i)); do
     done
 done
 
-echo "2 GiB PUT via nginx 1.22 (loopback), $reps runs each, $(date -u +%Y-%m-%d), $(nproc) cores, $($CXX --version | head -1)"
+echo "2 GiB PUT via nginx 1.22 (loopback, $scheme), $reps runs each, $(date -u +%Y-%m-%d), $(nproc) cores, $($CXX --version | head -1)"
 echo
 echo "| client | MB/s (median) | MB/s (all runs) | peak RSS (max of runs) | CPU s per upload, median: client / nginx / upstream |"
 echo "|---|---|---|---|---|"

@@ -5,7 +5,8 @@
 //   upload_bench libcurl PUT_URL  FILE   libcurl easy handle, read callback,
 //                                        the same two signed headers
 //
-// Prints one line: "<mode> <bytes> <seconds> <MB/s>".
+// Prints one line: "<mode> <bytes> <seconds> <MB/s>". With DD_BENCH_CA=<file>
+// (run.sh with TLS=1) both trust that CA for https URLs.
 #include <digital_delivery.hpp>
 #include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/upload.hpp>
@@ -42,6 +43,8 @@ int run_ours(const std::string& base, const std::string& file)
         tp.upload_chunk_size = std::strtoul(c, nullptr, 10);
     if (const char* c = std::getenv("UPLOAD_LOWAT"); c && *c)
         tp.upload_send_lowat = std::strtoul(c, nullptr, 10);
+    if (const char* ca = std::getenv("DD_BENCH_CA"); ca && *ca)
+        tp.tls.ca_file = ca;
     dd::beast_transport t(ioc.get_executor(), tp);
     dd::client c(t, {.base_url = base, .api_key = "bench-key"});
     dd::error_code ec;
@@ -99,6 +102,8 @@ int run_libcurl(const std::string& url, const std::string& file)
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard_cb);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, 65536L);  // same chunk size as ours (default 64 KiB too)
+    if (const char* ca = std::getenv("DD_BENCH_CA"); ca && *ca)
+        curl_easy_setopt(h, CURLOPT_CAINFO, ca);
     const auto t0 = std::chrono::steady_clock::now();
     const CURLcode rc = curl_easy_perform(h);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
