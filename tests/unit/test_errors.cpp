@@ -2,6 +2,12 @@
 // with JSON paths, and caller input rejected before anything is sent.
 #include "fixtures.hpp"
 
+#include <boost/json/parse.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
 using namespace fixtures;
 using namespace std::chrono_literals;
 
@@ -292,6 +298,92 @@ TEST_F(errors_test, streaming_decoder_edge_cases)
     EXPECT_FALSE(det2.order);
     ASSERT_TRUE(det2.attached_assets);
     EXPECT_TRUE(det2.attached_assets->empty());
+}
+
+// Bodies mutated at random (seeded: the same cases every run) through the
+// public API: never a crash (this runs under ASan/UBSan in CI), `invalid_json`
+// exactly when Boost.JSON's own parser refuses the text, any other outcome a
+// typed mapping error or success, and nothing partial on failure.
+TEST_F(errors_test, mutated_bodies_get_the_verdict_of_boost_json)
+{
+    const std::string order_body = R"({"order":)" + order_json() + "}";
+    const std::string page_body = R"({"orders":[)" + order_json() + "," + order_json(true) + R"(],"pagination":)" +
+                                  pagination_json() + "}";
+    const char alphabet[] = {'"', '\\', '{', '}', '[', ']', ',', ':', '0', '9', '-', '+', 'e', '.', ' ', '\n',
+                             'n', 't', 'f', 'u', 'x', '\0', '\x7f', '\x80', '\xc3', '\xff'};
+    std::mt19937 rng(20261122);
+    auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+    auto mutate = [&](std::string b) {
+        for (std::size_t k = 1 + pick(3); k > 0 && !b.empty(); --k)
+        {
+            const std::size_t at = pick(b.size());
+            switch (pick(5))
+            {
+            case 0: b[at] = alphabet[pick(sizeof alphabet)]; break;
+            case 1: b.erase(at, 1); break;
+            case 2: b.insert(b.begin() + static_cast<std::ptrdiff_t>(at), alphabet[pick(sizeof alphabet)]); break;
+            case 3: b.resize(at); break;
+            default: b.insert(at, b.substr(pick(b.size()), 1 + pick(12))); break;
+            }
+        }
+        return b;
+    };
+    int refused = 0, decoded = 0, mapping_errors = 0;
+    const int cases = std::getenv("DD_MUTATION_CASES") ? std::atoi(std::getenv("DD_MUTATION_CASES")) : 5000;
+    for (int i = 0; i < cases; ++i)
+    {
+        const bool page = i % 2 == 1;
+        const std::string body = mutate(page ? page_body : order_body);
+        if (body.find_first_not_of(" \t\r\n") == std::string::npos)
+            continue;  // an empty or blank body is "no content", not JSON (covered above)
+        boost::system::error_code jec;
+        (void)boost::json::parse(body, jec);
+        diag = {};
+        fake->expect_any().respond(200, body);
+        dd::error_code ec;
+        if (page)
+        {
+            auto [e, out] = run([&](auto t) { return dd::list_orders(client, diag, t); });
+            ec = e;
+            if (e)
+            {
+                EXPECT_TRUE(out.orders.empty() && out.pagination.total_count == 0) << body;
+            }
+        }
+        else
+        {
+            auto [e, out] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+            ec = e;
+            if (e)
+            {
+                EXPECT_TRUE(out.id.empty() && out.email.empty() && out.download_count == 0) << body;
+            }
+        }
+        if (jec)
+        {
+            EXPECT_EQ(ec, dd::client_errc::invalid_json) << body;
+            ++refused;
+        }
+        else
+        {
+            EXPECT_NE(ec, dd::client_errc::invalid_json) << body;
+            if (ec)
+            {
+                EXPECT_EQ(ec.category(), dd::make_error_code(dd::client_errc::wrong_type).category()) << body;
+                EXPECT_FALSE(diag.client_message.empty()) << body;
+                ++mapping_errors;
+            }
+            else
+            {
+                ++decoded;
+            }
+        }
+    }
+    // The mix exercised every outcome.
+    std::printf("mutated bodies: %d refused as JSON, %d decoded, %d mapping errors\n", refused, decoded, mapping_errors);
+    EXPECT_GT(refused, 500);
+    EXPECT_GT(decoded, 50);
+    EXPECT_GT(mapping_errors, 50);
 }
 
 // ---- caller input refused before sending -------------------------------------------------
