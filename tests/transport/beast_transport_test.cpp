@@ -13,7 +13,9 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <gtest/gtest.h>
@@ -22,9 +24,12 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <optional>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -185,6 +190,79 @@ std::vector<int> lowat_of_sockets_to(unsigned short port)
     return out;
 }
 #endif
+
+// A plain TCP server on 127.0.0.1 (free port, its own thread) that answers
+// each connection's first request with the next scripted byte string, byte
+// for byte, then closes the connection. Counts the connections it accepted.
+class scripted_server
+{
+public:
+    scripted_server()
+        : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}), endpoint_(acceptor_.local_endpoint())
+    {
+        thread_ = std::thread([this] { run(); });  // the acceptor is used by that thread only from here on
+    }
+    ~scripted_server()
+    {
+        stop_ = true;
+        boost::asio::ip::tcp::socket poke(ioc_);
+        error_code ec;
+        poke.connect(endpoint_, ec);  // unblocks accept()
+        thread_.join();
+    }
+    unsigned short port() const { return endpoint_.port(); }
+    void push(std::string response)
+    {
+        std::lock_guard<std::mutex> l(m_);
+        script_.push_back(std::move(response));
+    }
+    int accepted() const { return accepted_.load(); }
+
+private:
+    void run()
+    {
+        for (;;)
+        {
+            boost::asio::ip::tcp::socket s(ioc_);
+            error_code ec;
+            acceptor_.accept(s, ec);
+            if (stop_)
+                return;
+            if (ec)
+                continue;
+            ++accepted_;
+            std::string head;
+            char buf[4096];
+            while (head.find("\r\n\r\n") == std::string::npos)
+            {
+                const std::size_t n = s.read_some(boost::asio::buffer(buf), ec);
+                if (ec)
+                    break;
+                head.append(buf, n);
+            }
+            std::string response;
+            {
+                std::lock_guard<std::mutex> l(m_);
+                if (!script_.empty())
+                {
+                    response = std::move(script_.front());
+                    script_.pop_front();
+                }
+            }
+            boost::asio::write(s, boost::asio::buffer(response), ec);
+            s.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
+        }
+    }
+
+    boost::asio::io_context ioc_;
+    boost::asio::ip::tcp::acceptor acceptor_;
+    boost::asio::ip::tcp::endpoint endpoint_;
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::atomic<int> accepted_{0};
+    std::mutex m_;
+    std::deque<std::string> script_;
+};
 
 }  // namespace
 
@@ -414,6 +492,116 @@ TEST(BeastTransport, CancelWhileQueuedAndFifo)
     EXPECT_EQ(env->requests_for("tag=queue-b"), 0u);
     // One connection served both a and c.
     EXPECT_EQ(env->connections_for("tag=queue-"), 1u);
+}
+
+// Whatever comes back on the wire, a request ends with a response or a typed
+// error (never a crash or a hang), and the transport keeps working.
+TEST(BeastTransport, MalformedResponsesAreTypedErrors)
+{
+    const std::string ok = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+    struct row
+    {
+        std::string wire;
+        error_code want;  // or success with `status` and `body`
+        unsigned status = 0;
+        std::string body;
+    };
+    const row rows[] = {
+        {ok, {}, 200, "hello"},
+        {"HTTX/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", client_errc::protocol_error},
+        {"HTTP/1.1 2000 OK\r\nContent-Length: 0\r\n\r\n", client_errc::protocol_error},
+        {"HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\n", client_errc::protocol_error},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc", client_errc::protocol_error},
+        {"HTTP/1.1 200 OK\r\nBad Header: x\r\n\r\n", client_errc::protocol_error},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", client_errc::protocol_error},
+        {"HTTP/1.1 200 OK\r\nX-Big: " + std::string(200000, 'x') + "\r\n\r\n", client_errc::protocol_error},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n", client_errc::response_too_large},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", client_errc::connection_closed},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", client_errc::connection_closed},
+        {"HTTP/1.1 200 OK\r\nContent-Len", client_errc::connection_closed},
+        {"", client_errc::connection_closed},
+        {"HTTP/1.1 100 Continue\r\n\r\n", client_errc::connection_closed},  // no final response follows
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", {}, 200, "hello"},
+        {"HTTP/1.0 200 OK\r\n\r\nread to the end", {}, 200, "read to the end"},
+        {"HTTP/1.1 100 Continue\r\n\r\n" + ok, {}, 200, "hello"},
+        {ok + "trailing garbage", {}, 200, "hello"},
+    };
+    scripted_server server;
+    const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/x";
+    int expected_connections = 0;
+    for (const auto& r : rows)
+    {
+        SCOPED_TRACE(r.wire.substr(0, 80));
+        boost::asio::io_context ioc;
+        dd::beast_transport_params p;
+        p.request_timeout = std::chrono::seconds(10);
+        dd::beast_transport t(ioc.get_executor(), p);
+        server.push(r.wire);
+        auto got = send(ioc, t, make(http_method::get, url));
+        ++expected_connections;
+        EXPECT_EQ(got.ec, r.want) << got.ec.message();
+        if (!r.want)
+        {
+            EXPECT_EQ(got.resp.status, r.status);
+            EXPECT_EQ(got.resp.body, r.body);
+        }
+        // The same transport, a well-formed response: works.
+        server.push(ok);
+        auto again = send(ioc, t, make(http_method::get, url));
+        ++expected_connections;
+        ASSERT_FALSE(again.ec) << again.ec.message();
+        EXPECT_EQ(again.resp.body, "hello");
+    }
+    EXPECT_EQ(server.accepted(), expected_connections);  // no request was sent twice
+
+    // Seeded random mutations of a valid response: a response or a typed error, always.
+    const std::string base = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                             "X-RateLimit-Remaining: 39\r\n\r\n11\r\n{\"order\":{\"a\":1}}\r\n0\r\n\r\n";
+    const char alphabet[] = {'\r', '\n', ':', ' ', '0', '9', 'f', 'x', '\0', '\x7f', '\xff', 'H', '/', '.', ';'};
+    std::mt19937 rng(20261122);
+    auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+    int responses = 0, errors = 0;
+    boost::asio::io_context ioc;
+    dd::beast_transport_params p;
+    p.request_timeout = std::chrono::seconds(10);
+    dd::beast_transport t(ioc.get_executor(), p);
+    for (int i = 0; i < 300; ++i)
+    {
+        std::string wire = base;
+        for (std::size_t k = 1 + pick(3); k > 0 && !wire.empty(); --k)
+        {
+            const std::size_t at = pick(wire.size());
+            switch (pick(4))
+            {
+            case 0: wire[at] = alphabet[pick(sizeof alphabet)]; break;
+            case 1: wire.erase(at, 1); break;
+            case 2: wire.insert(wire.begin() + static_cast<std::ptrdiff_t>(at), alphabet[pick(sizeof alphabet)]); break;
+            default: wire.resize(at); break;
+            }
+        }
+        server.push(wire);
+        auto got = send(ioc, t, make(http_method::get, url));
+        if (got.ec)
+        {
+            ++errors;
+            EXPECT_TRUE(
+                got.ec == client_errc::protocol_error || got.ec == client_errc::connection_closed ||
+                got.ec == client_errc::response_too_large
+            ) << got.ec.message() << " for " << wire;
+        }
+        else
+        {
+            ++responses;
+            EXPECT_GE(got.resp.status, 100u);
+            EXPECT_LE(got.resp.status, 999u);
+        }
+    }
+    EXPECT_GT(responses, 20);
+    EXPECT_GT(errors, 20);
+    server.push(ok);
+    auto last = send(ioc, t, make(http_method::get, url));
+    ASSERT_FALSE(last.ec) << last.ec.message();
+    EXPECT_EQ(last.resp.body, "hello");
 }
 
 TEST(BeastTransport, StreamingUpload)
