@@ -10,6 +10,8 @@
 
 #include "test_env.hpp"
 
+#include "../common/test_data.hpp"
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
@@ -559,7 +561,6 @@ TEST(BeastTransport, MalformedResponsesAreTypedErrors)
                              "X-RateLimit-Remaining: 39\r\n\r\n11\r\n{\"order\":{\"a\":1}}\r\n0\r\n\r\n";
     const char alphabet[] = {'\r', '\n', ':', ' ', '0', '9', 'f', 'x', '\0', '\x7f', '\xff', 'H', '/', '.', ';'};
     std::mt19937 rng(20261122);
-    auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
     int responses = 0, errors = 0;
     boost::asio::io_context ioc;
     dd::beast_transport_params p;
@@ -567,18 +568,7 @@ TEST(BeastTransport, MalformedResponsesAreTypedErrors)
     dd::beast_transport t(ioc.get_executor(), p);
     for (int i = 0; i < 300; ++i)
     {
-        std::string wire = base;
-        for (std::size_t k = 1 + pick(3); k > 0 && !wire.empty(); --k)
-        {
-            const std::size_t at = pick(wire.size());
-            switch (pick(4))
-            {
-            case 0: wire[at] = alphabet[pick(sizeof alphabet)]; break;
-            case 1: wire.erase(at, 1); break;
-            case 2: wire.insert(wire.begin() + static_cast<std::ptrdiff_t>(at), alphabet[pick(sizeof alphabet)]); break;
-            default: wire.resize(at); break;
-            }
-        }
+        const std::string wire = dd_test::mutate(base, rng, {alphabet, sizeof alphabet});
         server.push(wire);
         auto got = send(ioc, t, make(http_method::get, url));
         if (got.ec)

@@ -2,6 +2,8 @@
 // with JSON paths, and caller input rejected before anything is sent.
 #include "fixtures.hpp"
 
+#include "../common/test_data.hpp"
+
 #include <boost/json/parse.hpp>
 
 #include <cstdio>
@@ -312,28 +314,12 @@ TEST_F(errors_test, mutated_bodies_get_the_verdict_of_boost_json)
     const char alphabet[] = {'"', '\\', '{', '}', '[', ']', ',', ':', '0', '9', '-', '+', 'e', '.', ' ', '\n',
                              'n', 't', 'f', 'u', 'x', '\0', '\x7f', '\x80', '\xc3', '\xff'};
     std::mt19937 rng(20261122);
-    auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
-    auto mutate = [&](std::string b) {
-        for (std::size_t k = 1 + pick(3); k > 0 && !b.empty(); --k)
-        {
-            const std::size_t at = pick(b.size());
-            switch (pick(5))
-            {
-            case 0: b[at] = alphabet[pick(sizeof alphabet)]; break;
-            case 1: b.erase(at, 1); break;
-            case 2: b.insert(b.begin() + static_cast<std::ptrdiff_t>(at), alphabet[pick(sizeof alphabet)]); break;
-            case 3: b.resize(at); break;
-            default: b.insert(at, b.substr(pick(b.size()), 1 + pick(12))); break;
-            }
-        }
-        return b;
-    };
     int refused = 0, decoded = 0, mapping_errors = 0;
     const int cases = std::getenv("DD_MUTATION_CASES") ? std::atoi(std::getenv("DD_MUTATION_CASES")) : 5000;
     for (int i = 0; i < cases; ++i)
     {
         const bool page = i % 2 == 1;
-        const std::string body = mutate(page ? page_body : order_body);
+        const std::string body = dd_test::mutate(page ? page_body : order_body, rng, {alphabet, sizeof alphabet});
         if (body.find_first_not_of(" \t\r\n") == std::string::npos)
             continue;  // an empty or blank body is "no content", not JSON (covered above)
         boost::system::error_code jec;
