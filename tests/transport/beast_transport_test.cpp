@@ -195,7 +195,9 @@ std::vector<int> lowat_of_sockets_to(unsigned short port)
 
 // A plain TCP server on 127.0.0.1 (free port, its own thread) that answers
 // each connection's first request with the next scripted byte string, byte
-// for byte, then closes the connection. Counts the connections it accepted.
+// for byte, then closes the connection. Right after the request head, or,
+// when pushed with drain_body, after reading Content-Length body bytes.
+// Counts the connections it accepted.
 class scripted_server
 {
 public:
@@ -213,10 +215,10 @@ public:
         thread_.join();
     }
     unsigned short port() const { return endpoint_.port(); }
-    void push(std::string response)
+    void push(std::string response, bool drain_body = false)
     {
         std::lock_guard<std::mutex> l(m_);
-        script_.push_back(std::move(response));
+        script_.push_back({std::move(response), drain_body});
     }
     int accepted() const { return accepted_.load(); }
 
@@ -242,16 +244,25 @@ private:
                     break;
                 head.append(buf, n);
             }
-            std::string response;
+            scripted next;
             {
                 std::lock_guard<std::mutex> l(m_);
                 if (!script_.empty())
                 {
-                    response = std::move(script_.front());
+                    next = std::move(script_.front());
                     script_.pop_front();
                 }
             }
-            boost::asio::write(s, boost::asio::buffer(response), ec);
+            if (next.drain_body)
+            {
+                std::size_t length = 0;
+                if (const auto at = head.find("Content-Length: "); at != std::string::npos)
+                    length = std::strtoull(head.c_str() + at + 16, nullptr, 10);
+                std::size_t have = head.size() - (head.find("\r\n\r\n") + 4);
+                while (have < length && !ec)
+                    have += s.read_some(boost::asio::buffer(buf), ec);
+            }
+            boost::asio::write(s, boost::asio::buffer(next.response), ec);
             s.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
         }
     }
@@ -262,8 +273,13 @@ private:
     std::thread thread_;
     std::atomic<bool> stop_{false};
     std::atomic<int> accepted_{0};
+    struct scripted
+    {
+        std::string response;
+        bool drain_body = false;
+    };
     std::mutex m_;
-    std::deque<std::string> script_;
+    std::deque<scripted> script_;
 };
 
 }  // namespace
@@ -592,6 +608,65 @@ TEST(BeastTransport, MalformedResponsesAreTypedErrors)
     auto last = send(ioc, t, make(http_method::get, url));
     ASSERT_FALSE(last.ec) << last.ec.message();
     EXPECT_EQ(last.resp.body, "hello");
+
+    // The same while a streaming body is going out (the storage answering
+    // after the request head, then closing): the upload stops with a response
+    // or a typed error, it does not hang or send the rest.
+    const std::string streaming_rows[] = {
+        "HTTX/1.1 200 OK\r\n\r\n",
+        "HTTP/1.1 403 Forbidden\r\nContent-Length: 21\r\n\r\nSignatureDoesNotMatch",
+        "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+        "",
+    };
+    for (const auto& wire : streaming_rows)
+    {
+        SCOPED_TRACE(wire);
+        const std::uint64_t size = 64u * 1024u * 1024u;
+        auto src = std::make_shared<pattern_source>(ioc.get_executor(), size);
+        auto req = make(http_method::put, url);
+        req.body_stream = src;
+        server.push(wire);
+        auto got = send(ioc, t, std::move(req));
+        if (got.ec)
+        {
+            EXPECT_TRUE(
+                got.ec == client_errc::protocol_error || got.ec == client_errc::connection_closed ||
+                got.ec == boost::asio::error::broken_pipe || got.ec == boost::asio::error::connection_reset
+            ) << got.ec.message();
+        }
+        else
+        {
+            EXPECT_EQ(got.resp.status, 403u);
+        }
+        EXPECT_LT(src->reads() * 65536u, size / 2);  // stopped early
+        server.push(ok);
+        auto after = send(ioc, t, make(http_method::get, url));
+        ASSERT_FALSE(after.ec) << after.ec.message();
+        EXPECT_EQ(after.resp.body, "hello");
+    }
+}
+
+// A streaming request cannot be resent, so it does not take a pooled
+// connection that the server has closed meanwhile: it opens a fresh one.
+TEST(BeastTransport, StreamingRequestSkipsAPooledConnectionThePeerClosed)
+{
+    scripted_server server;
+    const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/x";
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor());
+    server.push("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+    auto r1 = send(ioc, t, make(http_method::get, url));
+    ASSERT_FALSE(r1.ec) << r1.ec.message();
+    // The server closed that keep-alive connection after answering; it is idle in the pool.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    server.push("HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nuploaded", true);
+    auto req = make(http_method::put, url);
+    req.body_stream = std::make_shared<pattern_source>(ioc.get_executor(), 1024u * 1024u);
+    auto r2 = send(ioc, t, std::move(req));
+    ASSERT_FALSE(r2.ec) << r2.ec.message();
+    EXPECT_EQ(r2.resp.status, 200u);
+    EXPECT_EQ(r2.resp.body, "uploaded");
+    EXPECT_EQ(server.accepted(), 2);
 }
 
 TEST(BeastTransport, StreamingUpload)

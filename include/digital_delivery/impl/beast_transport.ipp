@@ -66,6 +66,7 @@
 #if !defined(_WIN32)
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/socket.h>
 #endif
 
 #include <algorithm>
@@ -73,6 +74,7 @@
 #include <optional>
 #include <chrono>
 #include <deque>
+#include <cerrno>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -455,6 +457,24 @@ inline http::verb to_verb(http_method m) noexcept
     case http_method::delete_: return http::verb::delete_;
     }
     return http::verb::get;
+}
+
+/// Whether an idle pooled connection can still carry a request that cannot be
+/// resent (a streaming body): nothing is readable on it — no EOF from a peer
+/// that closed it, no TLS alert, no stray bytes (a non-blocking MSG_PEEK).
+/// Other requests skip the syscall: they are resent on a fresh connection
+/// when a pooled one turns out to be closed.
+inline bool idle_connection_alive(tcp::socket& s) noexcept
+{
+    if (!s.is_open())
+        return false;
+#if defined(MSG_PEEK) && defined(MSG_DONTWAIT)
+    char b;
+    const auto r = ::recv(s.native_handle(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+#else
+    return true;
+#endif
 }
 
 inline bool is_closed_error(const error_code& ec) noexcept
@@ -1123,7 +1143,8 @@ inline void request_op::acquire()
                 conn_ptr c = std::move(hp.idle.back());
                 hp.idle.pop_back();
                 c->idle = false;
-                if (now - c->idle_since >= p.idle_timeout || !c->socket().is_open())
+                if (now - c->idle_since >= p.idle_timeout || !c->socket().is_open() ||
+                    (req.body_stream && !idle_connection_alive(c->socket())))
                 {
                     c->close();
                     unwatch(*c);
