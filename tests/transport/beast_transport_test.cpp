@@ -196,8 +196,9 @@ std::vector<int> lowat_of_sockets_to(unsigned short port)
 // A plain TCP server on 127.0.0.1 (free port, its own thread) that answers
 // each connection's first request with the next scripted byte string, byte
 // for byte, then closes the connection. Right after the request head, or,
-// when pushed with drain_body, after reading Content-Length body bytes.
-// Counts the connections it accepted.
+// when pushed with drain_body, after reading Content-Length body bytes, or,
+// with immediate, at once without reading anything. Counts the connections it
+// accepted.
 class scripted_server
 {
 public:
@@ -215,10 +216,10 @@ public:
         thread_.join();
     }
     unsigned short port() const { return endpoint_.port(); }
-    void push(std::string response, bool drain_body = false)
+    void push(std::string response, bool drain_body = false, bool immediate = false)
     {
         std::lock_guard<std::mutex> l(m_);
-        script_.push_back({std::move(response), drain_body});
+        script_.push_back({std::move(response), drain_body, immediate});
     }
     int accepted() const { return accepted_.load(); }
 
@@ -235,15 +236,6 @@ private:
             if (ec)
                 continue;
             ++accepted_;
-            std::string head;
-            char buf[4096];
-            while (head.find("\r\n\r\n") == std::string::npos)
-            {
-                const std::size_t n = s.read_some(boost::asio::buffer(buf), ec);
-                if (ec)
-                    break;
-                head.append(buf, n);
-            }
             scripted next;
             {
                 std::lock_guard<std::mutex> l(m_);
@@ -252,6 +244,15 @@ private:
                     next = std::move(script_.front());
                     script_.pop_front();
                 }
+            }
+            std::string head;
+            char buf[4096];
+            while (!next.immediate && head.find("\r\n\r\n") == std::string::npos)
+            {
+                const std::size_t n = s.read_some(boost::asio::buffer(buf), ec);
+                if (ec)
+                    break;
+                head.append(buf, n);
             }
             if (next.drain_body)
             {
@@ -277,6 +278,7 @@ private:
     {
         std::string response;
         bool drain_body = false;
+        bool immediate = false;
     };
     std::mutex m_;
     std::deque<scripted> script_;
@@ -667,6 +669,29 @@ TEST(BeastTransport, StreamingRequestSkipsAPooledConnectionThePeerClosed)
     EXPECT_EQ(r2.resp.status, 200u);
     EXPECT_EQ(r2.resp.body, "uploaded");
     EXPECT_EQ(server.accepted(), 2);
+}
+
+// An https URL whose server does not speak TLS: a typed TLS error, whether
+// it answers in plain HTTP at once or says nothing at all.
+TEST(BeastTransport, ServerNotSpeakingTlsIsATypedError)
+{
+    scripted_server server;
+    const std::string url = "https://127.0.0.1:" + std::to_string(server.port()) + "/x";
+    boost::asio::io_context ioc;
+    dd::beast_transport_params p = trusted_params();
+    p.tls_handshake_timeout = std::chrono::milliseconds(300);
+    dd::beast_transport t(ioc.get_executor(), p);
+    server.push("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", false, true);
+    auto plain = send(ioc, t, make(http_method::get, url));
+    EXPECT_EQ(plain.ec, client_errc::tls_error) << plain.ec.message();
+    server.push("");  // reads the ClientHello, then waits for the client to give up
+    const auto t0 = std::chrono::steady_clock::now();
+    auto silent = send(ioc, t, make(http_method::get, url));
+    EXPECT_EQ(silent.ec, client_errc::tls_handshake_timeout) << silent.ec.message();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    // The transport still works.
+    auto r = send(ioc, t, make(http_method::get, tls_url("/echo")));
+    ASSERT_FALSE(r.ec) << r.ec.message();
 }
 
 TEST(BeastTransport, StreamingUpload)
