@@ -99,7 +99,7 @@ struct beast_transport_params
     /// (where the platform has it; Linux, macOS): the kernel keeps at most this
     /// many not-yet-transmitted bytes queued, so the body goes out from the
     /// writing thread instead of piling up in the send queue and being pushed
-    /// out by the receiver's acknowledgements (docs/uploads.md, "Throughput").
+    /// out by the receiver's acknowledgements (docs/uploads.md, "Performance").
     /// Restored to the system default when the body is sent. 0 leaves the
     /// socket alone. Default: 16 KiB.
     std::size_t upload_send_lowat = 16u * 1024u;

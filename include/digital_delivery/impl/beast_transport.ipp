@@ -71,14 +71,14 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
+#include <cerrno>
 #include <chrono>
 #include <deque>
-#include <cerrno>
 #include <exception>
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -1143,8 +1143,10 @@ inline void request_op::acquire()
                 conn_ptr c = std::move(hp.idle.back());
                 hp.idle.pop_back();
                 c->idle = false;
-                if (now - c->idle_since >= p.idle_timeout || !c->socket().is_open() ||
-                    (req.body_stream && !idle_connection_alive(c->socket())))
+                // A streaming body cannot be resent: for it, also check that the
+                // peer has not closed the connection meanwhile.
+                if (now - c->idle_since >= p.idle_timeout ||
+                    !(req.body_stream ? idle_connection_alive(c->socket()) : c->socket().is_open()))
                 {
                     c->close();
                     unwatch(*c);
