@@ -152,17 +152,28 @@ TEST_F(retry_test, a_rate_limit_wait_that_cannot_end_in_time_fails_at_once)
 
 TEST_F(retry_test, cancellation_while_backing_off)
 {
+    // The backoff must outlast the 30 ms before the cancellation whatever the
+    // jitter draws: a full-jitter delay u * ceiling can be arbitrarily short
+    // (a 503 with a 5 s ceiling retried within 30 ms in 0.6 % of runs), a 429's
+    // Retry-After is a lower bound.
     auto c = make_client({}, {.initial_backoff = 5s, .max_backoff = 5s});
-    fake->expect_any().respond(503);
+    fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", "5");
     asio::cancellation_signal sig;
     dd::error_code got;
-    dd::get_order(c, "o1", asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, dd::order) { got = ec; }));
+    bool called = false;
+    dd::get_order(c, "o1", diag, asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, dd::order) {
+                      got = ec;
+                      called = true;
+                  }));
     asio::steady_timer t(ioc, 30ms);
     t.async_wait([&](dd::error_code) { sig.emit(asio::cancellation_type::terminal); });
     const auto t0 = std::chrono::steady_clock::now();
     ioc.run();
+    ASSERT_TRUE(called);
     EXPECT_EQ(got, asio::error::operation_aborted);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+    EXPECT_EQ(fake->requests().size(), 1u);  // cancelled in the backoff, nothing resent
+    EXPECT_EQ(diag.attempts, 1u);
 }
 
 TEST_F(retry_test, snapshot_follows_the_server_headers)
