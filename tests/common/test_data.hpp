@@ -1,5 +1,5 @@
-// Deterministic test data shared by the tests: bodies for the upload tests,
-// random edits of well-formed input for the robustness tests.
+// Deterministic test data shared by the tests: bodies and temporary files for
+// the upload tests, random edits of well-formed input for the robustness tests.
 #ifndef DIGITAL_DELIVERY_TESTS_COMMON_TEST_DATA_HPP
 #define DIGITAL_DELIVERY_TESTS_COMMON_TEST_DATA_HPP
 
@@ -8,6 +8,8 @@
 #include <random>
 #include <string>
 #include <string_view>
+
+#include <unistd.h>
 
 namespace dd_test {
 
@@ -44,6 +46,38 @@ inline std::string mutate(std::string text, std::mt19937& rng, std::string_view 
     }
     return text;
 }
+
+/// A file in /tmp holding `content`, or a sparse file of `sparse_size` bytes
+/// (holes, no disk blocks) when that is non-zero; removed by the destructor.
+/// `path` is empty when it could not be made (check it with ASSERT_FALSE).
+struct temp_file
+{
+    std::string path;
+
+    explicit temp_file(std::string_view content, std::uint64_t sparse_size = 0)
+    {
+        char name[] = "/tmp/dd_test_XXXXXX";  // mkstemp's template
+        const int fd = ::mkstemp(name);
+        if (fd < 0)
+            return;
+        path = name;
+        const bool ok = sparse_size != 0 ? ::ftruncate(fd, static_cast<off_t>(sparse_size)) == 0
+                                         : ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+        ::close(fd);
+        if (!ok)
+        {
+            ::unlink(name);
+            path.clear();
+        }
+    }
+    ~temp_file()
+    {
+        if (!path.empty())
+            ::unlink(path.c_str());
+    }
+    temp_file(const temp_file&) = delete;
+    temp_file& operator=(const temp_file&) = delete;
+};
 
 }  // namespace dd_test
 

@@ -11,6 +11,7 @@
 #include <digital_delivery/upload.hpp>
 
 #include "sandbox_process.hpp"
+#include "test_data.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -43,11 +44,8 @@ long max_rss_kib()
 
 TEST(upload_large, sparse_2147483648_bytes_in_bounded_memory)
 {
-    char path[] = "/tmp/dd_upload_2g_XXXXXX";
-    const int fd = mkstemp(path);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(ftruncate(fd, 2147483648LL), 0);
-    close(fd);
+    const dd_test::temp_file f("", 2147483648u);  // sparse: no disk blocks
+    ASSERT_FALSE(f.path.empty());
 
     dd_test::sandbox_process sb({"--no-rate-limit", "--seed-orders", "1"});
     asio::io_context ioc;
@@ -55,7 +53,7 @@ TEST(upload_large, sparse_2147483648_bytes_in_bounded_memory)
     dd::client client(transport, {.base_url = sb.base_url(), .api_key = sb.api_key()});
 
     dd::error_code ec;
-    auto src = dd::file_source::open(path, ec);
+    auto src = dd::file_source::open(f.path, ec);
     ASSERT_FALSE(ec);
     ASSERT_EQ(src->size(), 2147483648u);
 
@@ -81,7 +79,6 @@ TEST(upload_large, sparse_2147483648_bytes_in_bounded_memory)
     auto [uec, a] = fut.get();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const long rss_after = max_rss_kib();
-    unlink(path);
 
     ASSERT_FALSE(uec) << uec.message() << " " << diag.to_string();
     EXPECT_EQ(a.byte_size, 2147483648LL);

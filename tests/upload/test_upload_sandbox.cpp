@@ -35,31 +35,7 @@ namespace {
 
 using dd_test::pattern;
 
-struct temp_file
-{
-    std::string path;
-    explicit temp_file(const std::string& content, std::uint64_t sparse_size = 0)
-    {
-        char p[] = "/tmp/dd_upload_it_XXXXXX";
-        const int fd = mkstemp(p);
-        path = p;
-        if (fd < 0)
-            return;
-        if (sparse_size)
-        {
-            if (ftruncate(fd, static_cast<off_t>(sparse_size)) != 0)
-                path.clear();
-        }
-        else if (write(fd, content.data(), content.size()) != static_cast<ssize_t>(content.size()))
-            path.clear();
-        close(fd);
-    }
-    ~temp_file()
-    {
-        if (!path.empty())
-            unlink(path.c_str());
-    }
-};
+using dd_test::temp_file;
 
 // Delays the first PUT it carries (the URL expires meanwhile).
 struct delaying_transport

@@ -6,6 +6,8 @@
 #include <digital_delivery/testing/fake_transport.hpp>
 #include <digital_delivery/upload.hpp>
 
+#include "test_data.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/append.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -66,13 +68,7 @@ const char* sig_xml =
     "match the signature you provided.</Message><StringToSign>AWS4...secret</StringToSign></Error>";
 const char* unavailable_xml = "<Error><Code>ServiceUnavailable</Code><Message>Please reduce your request rate.</Message></Error>";
 
-std::string pattern(std::size_t n)
-{
-    std::string s(n, '\0');
-    for (std::size_t i = 0; i < n; ++i)
-        s[i] = static_cast<char>('a' + (i * 7 + i / 251) % 26);
-    return s;
-}
+using dd_test::pattern;
 
 // A source with a declared size that delays every read (a slow disk or
 // network), optionally never completing after `hang_after` bytes.
@@ -256,16 +252,13 @@ TEST(upload_core, url_refresh_and_backoff)
 
 TEST(upload_sources, file_source_reads_in_chunks_and_rewinds)
 {
-    char path[] = "/tmp/dd_upload_src_XXXXXX";
-    const int fd = mkstemp(path);
-    ASSERT_GE(fd, 0);
     const std::string data = pattern(100000);
-    ASSERT_EQ(write(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
-    close(fd);
+    const dd_test::temp_file f(data);
+    ASSERT_FALSE(f.path.empty());
 
     asio::io_context ioc;
     dd::error_code ec;
-    auto src = dd::file_source::open(path, ec, ioc.get_executor());
+    auto src = dd::file_source::open(f.path, ec, ioc.get_executor());
     ASSERT_FALSE(ec);
     ASSERT_TRUE(src);
     EXPECT_EQ(src->size(), data.size());
@@ -297,7 +290,6 @@ TEST(upload_sources, file_source_reads_in_chunks_and_rewinds)
         EXPECT_EQ(got, data);
         EXPECT_FALSE(src->rewind());
     }
-    unlink(path);
 }
 
 TEST(upload_sources, file_source_refuses_missing_files_and_directories)

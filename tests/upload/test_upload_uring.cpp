@@ -48,27 +48,7 @@ bool io_uring_usable()
 
 using dd_test::pattern;
 
-struct temp_file
-{
-    std::string path;
-    explicit temp_file(const std::string& content)
-    {
-        char p[] = "/tmp/dd_uring_XXXXXX";
-        const int fd = mkstemp(p);
-        path = p;
-        if (fd >= 0)
-        {
-            if (write(fd, content.data(), content.size()) != static_cast<ssize_t>(content.size()))
-                path.clear();
-            close(fd);
-        }
-    }
-    ~temp_file()
-    {
-        if (!path.empty())
-            unlink(path.c_str());
-    }
-};
+using dd_test::temp_file;
 
 // Reads `src` to the end in `chunk`-byte reads: the bytes and the final error.
 std::pair<std::string, dd::error_code> read_all(asio::io_context& ioc, dd::body_source& src, std::size_t chunk)
