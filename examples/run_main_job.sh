@@ -17,5 +17,5 @@ if [ -n "${DIGITAL_DELIVERY_BASE_URL:-}" ] && [ -n "${DIGITAL_DELIVERY_API_KEY:-
   exec "$build/examples/typical_flow" "$@"
 fi
 echo "== running against a local digital-delivery-sandbox"
-exec tests/common/with_sandbox.sh "$build/tests/sandbox/digital-delivery-sandbox" --watermark-delay-ms 2000 -- \
+exec tests/common/with_sandbox.sh "$build/tools/sandbox/digital-delivery-sandbox" --watermark-delay-ms 2000 -- \
   "$build/examples/typical_flow" "$@"

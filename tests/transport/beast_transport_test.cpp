@@ -8,9 +8,9 @@
 
 #include <digital_delivery/beast_transport.hpp>
 
-#include "test_env.hpp"
+#include "nginx_env.hpp"
 
-#include "../common/test_data.hpp"
+#include "test_data.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>

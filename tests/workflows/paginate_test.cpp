@@ -1,6 +1,6 @@
 // paginate / paginate_pages on the fake transport: empty list, one page, many
 // pages, drift (total_count changes, short page), early stop, cancellation.
-#include "../unit/fixtures.hpp"
+#include "fixtures.hpp"
 
 #include <digital_delivery/paginate.hpp>
 

@@ -1,7 +1,7 @@
 // Workflow helpers against the digital-delivery-sandbox over the Beast
 // transport (label: sandbox): paginating 1,000 seeded orders, purchase ->
 // wait for the watermark -> ready, asset edits, raw requests.
-#include "../common/sandbox_process.hpp"
+#include "sandbox_process.hpp"
 
 #include <digital_delivery.hpp>
 #include <digital_delivery/asset_edits.hpp>

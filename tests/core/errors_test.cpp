@@ -2,7 +2,7 @@
 // with JSON paths, and caller input rejected before anything is sent.
 #include "fixtures.hpp"
 
-#include "../common/test_data.hpp"
+#include "test_data.hpp"
 
 #include <boost/json/parse.hpp>
 

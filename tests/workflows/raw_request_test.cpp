@@ -1,6 +1,6 @@
 // async_raw_request on the fake transport: happy path, typed errors, path
 // validation before sending, query/body/options/diagnostics pass-through.
-#include "../unit/fixtures.hpp"
+#include "fixtures.hpp"
 
 #include <digital_delivery/raw_request.hpp>
 

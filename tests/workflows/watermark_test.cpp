@@ -1,5 +1,5 @@
 // async_wait_for_downloads on the fake transport, with short intervals.
-#include "../unit/fixtures.hpp"
+#include "fixtures.hpp"
 
 #include <digital_delivery/watermark.hpp>
 

@@ -113,7 +113,7 @@ TEST(SandboxSmoke, StartsServesAndStops)
         ::dup2(pipefd[1], 1);
         ::close(pipefd[0]);
         ::close(pipefd[1]);
-        ::execl(SANDBOX_EXE, SANDBOX_EXE, "--host", "127.0.0.1", "--port", "0", "--seed-orders", "5",
+        ::execl(DIGITAL_DELIVERY_SANDBOX_EXE, DIGITAL_DELIVERY_SANDBOX_EXE, "--host", "127.0.0.1", "--port", "0", "--seed-orders", "5",
                 static_cast<char*>(nullptr));
         ::_exit(127);
     }

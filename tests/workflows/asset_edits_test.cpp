@@ -1,5 +1,5 @@
 // async_add_assets / async_remove_assets on the fake transport.
-#include "../unit/fixtures.hpp"
+#include "fixtures.hpp"
 
 #include <digital_delivery/asset_edits.hpp>
 
