@@ -38,6 +38,7 @@
 /// by a mutex. Completions run on each handler's associated executor (the
 /// limiter's executor when none), never inline from async_acquire().
 
+#include <digital_delivery/detail/clock.hpp>
 #include <digital_delivery/detail/config.hpp>
 #include <digital_delivery/detail/scheduler_core.hpp>
 #include <digital_delivery/error.hpp>
@@ -121,7 +122,7 @@ class rate_limiter
 {
 public:
     using executor_type = boost::asio::any_io_executor;
-    using clock = std::chrono::steady_clock;
+    using clock = detail::clock;
     /// A clock for tests (virtual time); empty: steady_clock::now.
     using clock_fn = std::function<clock::time_point()>;
     using completion_signature = void(error_code);

@@ -25,6 +25,7 @@
 /// scheduled when its delay plus the duration of the last attempt would end
 /// after the deadline. Each retry also spends one unit of a per-client budget.
 
+#include <digital_delivery/detail/clock.hpp>
 #include <digital_delivery/detail/config.hpp>
 #include <digital_delivery/error.hpp>
 
@@ -117,7 +118,7 @@ struct attempt_failure
 class retry_budget
 {
 public:
-    using clock = std::chrono::steady_clock;
+    using clock = detail::clock;
 
     DIGITAL_DELIVERY_DECL explicit retry_budget(const retry_params& p = {}, clock::time_point now = clock::now());
 
@@ -153,7 +154,7 @@ private:
 class retry_state
 {
 public:
-    using clock = std::chrono::steady_clock;
+    using clock = detail::clock;
     /// Returns a number uniform in [0, 1). Empty: a per-thread minstd_rand.
     using jitter_fn = std::function<double()>;
 

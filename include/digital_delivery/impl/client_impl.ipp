@@ -14,7 +14,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/recycling_allocator.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <digital_delivery/detail/clock.hpp>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -342,7 +342,7 @@ DIGITAL_DELIVERY_DECL error_code detail::classify_api_response(const http_respon
         return specific != api_errc{} ? specific : api_errc::validation_failed;
     case 429:
         if (auto ra = r.headers.find("Retry-After"))
-            d.retry_after = parse_retry_after(*ra, std::chrono::system_clock::now());
+            d.retry_after = parse_retry_after(*ra, detail::clock::system_now());
         return api_errc::rate_limited;
     default: break;
     }
@@ -401,7 +401,7 @@ namespace detail {
 // handler moves one pointer instead of the whole prepared_request.
 struct execute_state
 {
-    using clock = std::chrono::steady_clock;
+    using clock = detail::clock;
     enum class state
     {
         start,
@@ -415,7 +415,7 @@ struct execute_state
     prepared_request p;
     diagnostics* diag;
     std::optional<retry_state> rs;
-    std::unique_ptr<boost::asio::steady_timer> timer;
+    std::unique_ptr<detail::timer> timer;
     clock::time_point wait_started{};
     state st = state::start;
     bool may_retry = true;  // false: the request is moved into the (only) attempt, not copied
@@ -454,7 +454,7 @@ inline execute_state_ptr make_execute_state(std::shared_ptr<client_impl> self, p
 
 struct execute_op
 {
-    using clock = std::chrono::steady_clock;
+    using clock = detail::clock;
     using state = execute_state::state;
 
     execute_state_ptr s_;
@@ -599,7 +599,7 @@ struct execute_op
             attempt_failure f{ec, resp.status, {}};
             if (resp.status == 429 || resp.status == 503)
                 if (auto ra = resp.headers.find("Retry-After"))
-                    f.retry_after = parse_retry_after(*ra, std::chrono::system_clock::now());
+                    f.retry_after = parse_retry_after(*ra, detail::clock::system_now());
             const retry_decision d = s.rs->on_failure(f, s.p.idempotent, clock::now());
             if (!d.retry)
                 return fail(self, ec, std::move(resp));
@@ -615,7 +615,7 @@ struct execute_op
                 *s.diag = std::move(keep);
             }
             if (!s.timer)
-                s.timer = std::make_unique<boost::asio::steady_timer>(s.self->get_executor());
+                s.timer = std::make_unique<detail::timer>(s.self->get_executor());
             s.timer->expires_after(d.delay);
             s.st = state::backed_off;
             auto& t = *s.timer;

@@ -11,7 +11,7 @@
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <digital_delivery/detail/clock.hpp>
 
 #include <cctype>
 #include <cstdint>
@@ -29,7 +29,7 @@ struct limiter_driver
 {
     explicit limiter_driver(boost::asio::any_io_executor ex) : ex(ex), timer(ex) {}
     boost::asio::any_io_executor ex;
-    boost::asio::steady_timer timer;
+    detail::timer timer;
     std::uint64_t generation = 0;  // guarded by limiter_state::mtx
 };
 
@@ -76,7 +76,7 @@ inline scheduler_config to_config(const rate_limit_params& p)
 
 struct limiter_state : std::enable_shared_from_this<limiter_state>
 {
-    using clock = std::chrono::steady_clock;
+    using clock = detail::clock;
 
     limiter_state(const rate_limit_params& p, rate_limiter::clock_fn c)
         : params(p), now_fn(std::move(c)), core(to_config(p), now())
@@ -305,7 +305,7 @@ DIGITAL_DELIVERY_DECL void rate_limiter::acquire_impl(
 
 DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(const http_headers& headers, unsigned status)
 {
-    observe_response(headers, status, state_->now(), std::chrono::system_clock::now());
+    observe_response(headers, status, state_->now(), detail::clock::system_now());
 }
 
 DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(
@@ -364,7 +364,7 @@ DIGITAL_DELIVERY_DECL rate_limit_snapshot rate_limiter::snapshot() const
 {
     auto& st = *state_;
     std::lock_guard<std::mutex> lk(st.mtx);
-    return st.core.snapshot(st.now(), std::chrono::system_clock::now());
+    return st.core.snapshot(st.now(), detail::clock::system_now());
 }
 
 DIGITAL_DELIVERY_DECL void rate_limiter::set_throttle_hook(std::function<void(const throttle_event&)> hook)

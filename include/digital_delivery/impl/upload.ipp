@@ -37,7 +37,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <digital_delivery/detail/clock.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/system_executor.hpp>
 
@@ -246,7 +246,7 @@ inline error_code validate_upload_handle(const upload_handle& h, std::string& wh
 class upload_op : public std::enable_shared_from_this<upload_op>
 {
 public:
-    using clock = std::chrono::steady_clock;
+    using clock = detail::clock;
 
     upload_op(
         std::shared_ptr<client_impl> impl,
@@ -404,7 +404,7 @@ private:
             return finish(reason_);
         // A URL about to expire is replaced first (once per handle: a skewed
         // local clock must not loop; the storage has the last word).
-        if (!handle_fresh_ && url_needs_refresh(handle_->expires_at, std::chrono::system_clock::now(), opts_.url_refresh_margin))
+        if (!handle_fresh_ && url_needs_refresh(handle_->expires_at, detail::clock::system_now(), opts_.url_refresh_margin))
             return request_new_url();
         handle_fresh_ = false;
         ++attempts_;
@@ -644,9 +644,9 @@ private:
     upload_options opts_;
     diagnostics* diag_;
     upload_handler handler_;
-    boost::asio::steady_timer deadline_timer_;
-    boost::asio::steady_timer stall_timer_;
-    boost::asio::steady_timer backoff_timer_;
+    detail::timer deadline_timer_;
+    detail::timer stall_timer_;
+    detail::timer backoff_timer_;
     boost::asio::cancellation_signal child_;
 
     std::shared_ptr<tracked_source> tracked_;

@@ -15,7 +15,7 @@
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/compose.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <digital_delivery/detail/clock.hpp>
 #include <boost/asio/strand.hpp>
 
 #include <algorithm>
@@ -63,7 +63,7 @@ inline watermark_registry& get_watermark_registry()
 struct watermark_waiter
 {
     explicit watermark_waiter(const boost::asio::strand<boost::asio::any_io_executor>& s) : deadline_timer(s) {}
-    boost::asio::steady_timer deadline_timer;  // expires at the deadline; cancelled when the result is in
+    detail::timer deadline_timer;  // expires at the deadline; cancelled when the result is in
     bool done = false;
     error_code ec;
     order_downloads result;
@@ -222,7 +222,7 @@ private:
     std::string order_id_;
     watermark_wait_options opts_;
     strand_type strand_;
-    boost::asio::steady_timer sleep_timer_;
+    detail::timer sleep_timer_;
     boost::asio::cancellation_signal poll_cancel_;
     diagnostics diag_;
     std::vector<std::shared_ptr<watermark_waiter>> waiters_;

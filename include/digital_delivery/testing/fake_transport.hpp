@@ -32,7 +32,7 @@
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <digital_delivery/detail/clock.hpp>
 #include <boost/system/errc.hpp>
 
 #include <chrono>
@@ -203,7 +203,7 @@ private:
         // (Boost 1.81's any_completion_handler move assignment recurses
         // forever: only ever move-construct it.)
         pending(const boost::asio::any_io_executor& ex, transport_handler h) : timer(ex), handler(std::move(h)) {}
-        boost::asio::steady_timer timer;
+        detail::timer timer;
         transport_handler handler;
         error_code error;
         http_response response;
@@ -244,7 +244,7 @@ private:
             p->timer.expires_after(timeout);
         }
         else if (e.hang_)
-            p->timer.expires_at(boost::asio::steady_timer::time_point::max());
+            p->timer.expires_at(detail::timer::time_point::max());
         else
             p->timer.expires_after(e.delay_);
         if (slot.is_connected())
