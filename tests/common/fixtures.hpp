@@ -13,8 +13,11 @@
 
 #include <gtest/gtest.h>
 
+#include "run.hpp"
+
 #include <memory>
 #include <string>
+#include "run.hpp"
 
 namespace dd = digital_delivery;
 namespace asio = boost::asio;
@@ -117,11 +120,7 @@ protected:
     template <class F>
     auto run(F&& f)
     {
-        auto fut = asio::co_spawn(ioc, f(asio::as_tuple(asio::use_awaitable)), asio::use_future);
-        ioc.restart();
-        ioc.run();
-        ioc.restart();
-        return fut.get();
+        return dd_test::run_awaitable(ioc, f(asio::as_tuple(asio::use_awaitable)));
     }
 
     /// Path + query relative to the API root.

@@ -9,6 +9,7 @@
 #include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/raw_request.hpp>
 
+#include "run.hpp"
 #include "sandbox_process.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -41,18 +42,9 @@ using namespace std::chrono_literals;
 /// Runs the io_context until `fut` is ready (the Beast transport keeps idle
 /// pooled connections with timers, so ioc.run() would not return early).
 template <class T>
-T wait_for(asio::io_context& ioc, std::future<T>& fut, std::chrono::seconds limit = 30s)
+T wait_for(asio::io_context& ioc, std::future<T>& fut)
 {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (fut.wait_for(0s) != std::future_status::ready)
-    {
-        if (std::chrono::steady_clock::now() > deadline)
-            throw std::runtime_error("operation did not complete in time");
-        if (ioc.stopped())
-            ioc.restart();
-        ioc.run_one_for(20ms);
-    }
-    return fut.get();
+    return dd_test::wait(ioc, fut);
 }
 
 /// A sandbox, an io_context, a Beast transport and a client of that sandbox.

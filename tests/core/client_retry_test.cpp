@@ -2,6 +2,8 @@
 // 429 handling, idempotency rules, deadlines, cancellation while backing off.
 #include "fixtures.hpp"
 
+#include <digital_delivery/testing/virtual_clock.hpp>
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -25,12 +27,24 @@ protected:
         return dd::client(fake, {.base_url = base_url, .api_key = std::string("key-") + info->name(), .rate_limit = rl, .retry = rp});
     }
 
+    /// Like run(), with time paused and moved on in steps of 100 ms until the
+    /// operation completes (at most 10 min of virtual time).
+    template <class F>
+    auto run_in_virtual_time(F&& f)
+    {
+        dd::testing::virtual_clock vc;
+        auto fut = asio::co_spawn(ioc, f(asio::as_tuple(asio::use_awaitable)), asio::use_future);
+        const bool done = vc.run_until(ioc, [&] { return fut.wait_for(0s) == std::future_status::ready; }, 10min, 100ms);
+        EXPECT_TRUE(done) << "not complete after 10 min of virtual time";
+        return dd_test::wait(ioc, fut);
+    }
+
     template <class F>
     auto run(F&& f)
     {
         auto fut = asio::co_spawn(ioc, f(asio::as_tuple(asio::use_awaitable)), asio::use_future);
         ioc.restart();
-        ioc.run();
+        dd_test::run(ioc);
         return fut.get();
     }
 
@@ -40,16 +54,18 @@ protected:
 TEST_F(retry_test, a_429_is_retried_after_retry_after)
 {
     auto c = make_client();
-    fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", "0.05");
+    fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", "5");
     fake->expect_any().respond(200, ok_order());
-    const auto t0 = std::chrono::steady_clock::now();
-    auto [ec, o] = run([&](auto t) { return dd::get_order(c, "o1", diag, t); });
-    const auto took = std::chrono::steady_clock::now() - t0;
+    dd::testing::virtual_clock vc;
+    auto fut = asio::co_spawn(ioc, dd::get_order(c, "o1", diag, asio::as_tuple(asio::use_awaitable)), asio::use_future);
+    vc.run_for(ioc, 4990ms, 110ms);
+    EXPECT_EQ(fake->requests().size(), 1u) << "resent before Retry-After";
+    vc.run_for(ioc, 10ms);
+    ASSERT_EQ(fake->requests().size(), 2u) << "not resent when Retry-After ended";
+    auto [ec, o] = dd_test::wait(ioc, fut);
     EXPECT_FALSE(ec) << diag.to_string();
     EXPECT_EQ(o.id, "o1");
     EXPECT_EQ(diag.attempts, 2u);
-    EXPECT_GE(took, 45ms);  // the pause was honoured (a lower bound only)
-    EXPECT_EQ(fake->requests().size(), 2u);
 }
 
 TEST_F(retry_test, a_write_refused_with_429_is_retried_too)
@@ -57,7 +73,8 @@ TEST_F(retry_test, a_write_refused_with_429_is_retried_too)
     auto c = make_client();
     fake->expect_any().respond(429).header("Retry-After", "0");
     fake->expect_any().respond(201, R"({"asset":)" + asset_json(true, "licence") + "}");
-    auto [ec, r] = run([&](auto t) { return dd::create_asset(c, {.type = dd::asset_type::licence}, diag, t); });
+    // The limiter then waits for the refill of the write's 2 points (3 s).
+    auto [ec, r] = run_in_virtual_time([&](auto t) { return dd::create_asset(c, {.type = dd::asset_type::licence}, diag, t); });
     EXPECT_FALSE(ec) << diag.to_string();
     EXPECT_EQ(fake->requests().size(), 2u);
 }
@@ -126,36 +143,43 @@ TEST_F(retry_test, deadline_bounds_a_hanging_attempt)
 {
     auto c = make_client();
     fake->expect_any().hang();
-    dd::request_options opts{.deadline = std::chrono::steady_clock::now() + 60ms};
-    auto [ec, o] = run([&](auto t) { return dd::get_order(c, "o1", opts, diag, t); });
+    dd::testing::virtual_clock vc;
+    dd::request_options opts{.deadline = vc.now() + 60ms};
+    bool done = false;
+    dd::error_code ec;
+    dd::get_order(c, "o1", opts, diag, [&](dd::error_code e, dd::order) { ec = e, done = true; });
+    vc.run_for(ioc, 59ms, 1ms);
+    EXPECT_FALSE(done) << "gave up before the deadline";
+    vc.run_for(ioc, 1ms, 1ms);
+    ASSERT_TRUE(done) << "still waiting after the deadline";
     EXPECT_TRUE(ec == dd::client_errc::request_timeout || ec == dd::client_errc::deadline_exceeded) << ec.message();
     EXPECT_EQ(ec, dd::condition::timeout);
     ASSERT_EQ(fake->requests().size(), 1u);
-    EXPECT_LE(fake->requests()[0].timeout, 60ms);
+    EXPECT_EQ(fake->requests()[0].timeout, 60ms) << "the attempt gets what is left of the deadline";
 }
 
 TEST_F(retry_test, a_rate_limit_wait_that_cannot_end_in_time_fails_at_once)
 {
     // 2 points per 10 s: the third GET would wait ~5 s.
+    dd::testing::virtual_clock vc;  // time stands still: nothing refills
     auto c = make_client({.capacity = 2, .window = std::chrono::seconds(10)});
     fake->expect_any().respond(200, ok_order());
     fake->expect_any().respond(200, ok_order());
     run([&](auto t) { return dd::get_order(c, "o1", t); });
     run([&](auto t) { return dd::get_order(c, "o1", t); });
-    dd::request_options opts{.deadline = std::chrono::steady_clock::now() + 100ms};
-    const auto t0 = std::chrono::steady_clock::now();
+    dd::request_options opts{.deadline = vc.now() + 100ms};
+    // Fails without letting any time pass (run() never advances the clock).
     auto [ec, o] = run([&](auto t) { return dd::get_order(c, "o1", opts, diag, t); });
     EXPECT_EQ(ec, dd::client_errc::rate_limit_wait_exceeds_deadline);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);  // did not wait in vain
-    EXPECT_EQ(fake->requests().size(), 2u);                // nothing sent
+    EXPECT_EQ(fake->requests().size(), 2u);  // nothing sent
 }
 
 TEST_F(retry_test, cancellation_while_backing_off)
 {
-    // The backoff must outlast the 30 ms before the cancellation whatever the
-    // jitter draws: a full-jitter delay u * ceiling can be arbitrarily short
-    // (a 503 with a 5 s ceiling retried within 30 ms in 0.6 % of runs), a 429's
-    // Retry-After is a lower bound.
+    // A 429's Retry-After is a lower bound on the wait (a full-jitter backoff
+    // may be arbitrarily short). On the virtual clock the request is still
+    // backing off 4 s later, and since time then stands still, only the
+    // cancellation can complete it.
     auto c = make_client({}, {.initial_backoff = 5s, .max_backoff = 5s});
     fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", "5");
     asio::cancellation_signal sig;
@@ -165,13 +189,14 @@ TEST_F(retry_test, cancellation_while_backing_off)
                       got = ec;
                       called = true;
                   }));
-    asio::steady_timer t(ioc, 30ms);
-    t.async_wait([&](dd::error_code) { sig.emit(asio::cancellation_type::terminal); });
-    const auto t0 = std::chrono::steady_clock::now();
-    ioc.run();
+    dd::testing::virtual_clock vc;
+    vc.run_for(ioc, 4s);
+    ASSERT_FALSE(called);
+    ASSERT_EQ(fake->requests().size(), 1u);  // backing off
+    sig.emit(asio::cancellation_type::terminal);
+    dd_test::run(ioc);  // no time passes: only the cancellation can end it
     ASSERT_TRUE(called);
     EXPECT_EQ(got, asio::error::operation_aborted);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
     EXPECT_EQ(fake->requests().size(), 1u);  // cancelled in the backoff, nothing resent
     EXPECT_EQ(diag.attempts, 1u);
 }

@@ -52,7 +52,7 @@ TEST_F(completion_test, co_await_with_default_deferred_token)
     script_order();
     std::string name;
     asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { name = (co_await dd::get_order(client, "o1")).name; }, asio::detached);
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(name, "#1001");
 }
 
@@ -74,7 +74,7 @@ TEST_F(completion_test, co_await_throws_system_error_on_failure)
         },
         asio::detached
     );
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(caught, dd::api_errc::order_not_found);
 }
 
@@ -98,7 +98,7 @@ TEST_F(completion_test, as_tuple_deferred_and_throw_on_error)
         },
         asio::detached
     );
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_NE(what.find("GET /orders/missing: 404"), std::string::npos) << what;
 }
 
@@ -116,7 +116,7 @@ TEST_F(completion_test, use_awaitable_and_awaitable_operators)
         },
         asio::detached
     );
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(n, 6);
 }
 
@@ -124,12 +124,12 @@ TEST_F(completion_test, use_future)
 {
     script_order();
     auto fut = dd::get_order(client, "o1", asio::use_future);
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(fut.get().id, "o1");
     fake->expect_any().respond(404, R"({"error":"Order not found"})");
     auto fut2 = dd::get_order(client, "o1", asio::use_future);
     ioc.restart();
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_THROW(fut2.get(), boost::system::system_error);
 }
 
@@ -147,7 +147,7 @@ TEST_F(completion_test, callback_never_runs_inline_and_runs_on_its_executor)
                   }));
     returned = true;
     EXPECT_FALSE(called);
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_TRUE(called);
     EXPECT_TRUE(on_strand);
 
@@ -162,7 +162,7 @@ TEST_F(completion_test, callback_never_runs_inline_and_runs_on_its_executor)
     returned = true;
     EXPECT_FALSE(called);
     ioc.restart();
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_TRUE(called);
 }
 
@@ -180,7 +180,7 @@ TEST_F(completion_test, deferred_operation_owns_its_arguments)
         EXPECT_FALSE(ec);
         got = o.id;
     });
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(got, "o1");
     EXPECT_EQ(fake->requests().at(0).url, std::string(base_url) + "/orders/o1");
 }
@@ -197,7 +197,7 @@ TEST_F(completion_test, terminal_cancellation_then_client_still_works)
                   }));
     asio::steady_timer t(ioc, 10ms);
     t.async_wait([&](dd::error_code) { sig.emit(asio::cancellation_type::terminal); });
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_TRUE(done);
     EXPECT_EQ(got, asio::error::operation_aborted);
 
@@ -221,7 +221,7 @@ TEST_F(completion_test, awaitable_or_timeout_cancels_the_request)
         },
         asio::detached
     );
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_TRUE(timed_out);
 }
 
@@ -232,7 +232,7 @@ TEST_F(completion_test, delayed_response_with_many_concurrent_requests)
     int ok = 0;
     for (int i = 0; i < 50; ++i)
         dd::get_order(client, "o" + std::to_string(i), [&](dd::error_code ec, dd::order) { ok += !ec; });
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(ok, 50);
 }
 

@@ -424,7 +424,7 @@ TEST(base_url, trailing_slash_and_port)
     dd::client c(fake, {.base_url = "http://127.0.0.1:8080/api/v1/external/", .api_key = "k"});
     fake->expect_any().respond(200, R"({"order":)" + order_json() + "}");
     dd::get_order(c, "o1", [](dd::error_code, dd::order) {});
-    ioc.run();
+    dd_test::run(ioc);
     ASSERT_EQ(fake->requests().size(), 1u);
     EXPECT_EQ(fake->requests()[0].url, "http://127.0.0.1:8080/api/v1/external/orders/o1");
 }

@@ -22,6 +22,7 @@
 #include <memory>
 #include <thread>
 #include <string>
+#include "run.hpp"
 
 namespace dd = digital_delivery;
 namespace asio = boost::asio;
@@ -83,7 +84,7 @@ TEST(scheduler_load, thousand_coroutines_never_see_a_429_and_use_the_budget)
         },
         asio::detached
     );
-    ioc.run();
+    dd_test::run(ioc);
     ASSERT_FALSE(asset_id.empty());
     ASSERT_FALSE(order_id.empty());
     ioc.restart();
@@ -129,7 +130,7 @@ TEST(scheduler_load, thousand_coroutines_never_see_a_429_and_use_the_budget)
             asio::detached
         );
     }
-    ioc.run();
+    dd_test::run(ioc);
     const double elapsed = std::chrono::duration<double>(t_last - t0).count();
     const double allowed = capacity + capacity / window_s * elapsed;
     const double utilisation = static_cast<double>(points) / allowed;

@@ -7,6 +7,7 @@
 // form, the shared registry, completion tokens.
 
 #include <digital_delivery/rate_limiter.hpp>
+#include <digital_delivery/testing/virtual_clock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -27,6 +28,8 @@
 #include <optional>
 #include <thread>
 #include <vector>
+
+#include "run.hpp"
 
 using namespace digital_delivery;
 using namespace std::chrono_literals;
@@ -80,24 +83,25 @@ http_headers headers(std::initializer_list<std::pair<std::string_view, std::stri
 
 }  // namespace
 
-TEST(rate_limiter, waiter_completes_after_the_refill_real_time)
+TEST(rate_limiter, waiter_completes_after_the_refill_on_its_own_timer)
 {
+    // The library's clock (no clock_fn, no wake()): the limiter's own timer
+    // wakes the waiter when the point has refilled, not before.
+    digital_delivery::testing::virtual_clock vc;
     asio::io_context ioc;
     rate_limiter lim(ioc.get_executor(), params(1, 50ms));  // one point per 50 ms
     result a, b;
     lim.async_acquire(1, priority::normal, std::nullopt, a.handler());
     EXPECT_FALSE(a.ec) << "must not complete inline";
-    const auto start = clk::now();
     lim.async_acquire(1, priority::normal, std::nullopt, b.handler());
     EXPECT_EQ(lim.waiting(), 1u);
-    ioc.run();
-    const auto took = clk::now() - start;
+    vc.run_for(ioc, 49ms, 1ms);
     ASSERT_TRUE(a.ec);
-    ASSERT_TRUE(b.ec);
     EXPECT_FALSE(*a.ec);
+    EXPECT_FALSE(b.ec) << "granted before the point refilled";
+    vc.run_for(ioc, 1ms, 1ms);
+    ASSERT_TRUE(b.ec) << "not granted when the point had refilled";
     EXPECT_FALSE(*b.ec);
-    EXPECT_GE(took, 45ms);
-    EXPECT_LT(took, 2s);
     EXPECT_EQ(lim.waiting(), 0u);
 }
 
@@ -154,6 +158,7 @@ TEST(rate_limiter, cancelled_waiter_completes_aborted_and_refunds)
 
 TEST(rate_limiter, cancellation_with_real_timer)
 {
+    digital_delivery::testing::virtual_clock vc;  // time stands still: only the cancellation can end the wait
     asio::io_context ioc;
     rate_limiter lim(ioc.get_executor(), params(1, 10s));
     result first, a;
@@ -161,9 +166,7 @@ TEST(rate_limiter, cancellation_with_real_timer)
     asio::cancellation_signal sig;
     lim.async_acquire(1, priority::normal, std::nullopt, asio::bind_cancellation_slot(sig.slot(), a.handler()));
     asio::post(ioc, [&] { sig.emit(asio::cancellation_type::terminal); });
-    const auto start = clk::now();
-    ioc.run();  // returns at once: nothing left waiting
-    EXPECT_LT(clk::now() - start, 1s);
+    dd_test::run(ioc);  // returns once nothing is left waiting (no timer outlives the cancellation)
     ASSERT_TRUE(a.ec);
     EXPECT_EQ(*a.ec, asio::error::operation_aborted);
     EXPECT_EQ(lim.waiting(), 0u);
@@ -300,7 +303,7 @@ TEST(rate_limiter, completes_on_the_handlers_executor)
     bool in_strand = false;
     lim.async_acquire(1, priority::normal, std::nullopt,
                       asio::bind_executor(strand, [&](error_code) { in_strand = strand.running_in_this_thread(); }));
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_TRUE(in_strand);
 }
 
@@ -320,7 +323,7 @@ TEST(rate_limiter, default_deferred_token_and_awaitable)
             EXPECT_FALSE(ec);
         },
         asio::detached);
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_TRUE(done);
     EXPECT_EQ(lim.snapshot().remaining, 36);
 }
@@ -335,7 +338,7 @@ TEST(rate_limiter, disabled_limiter_lets_everything_through)
     for (int i = 0; i < 10; ++i)
         lim.async_acquire(2, priority::normal, std::nullopt, [&](error_code ec) { n += !ec; });
     EXPECT_EQ(n, 0);
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(n, 10);
 }
 
@@ -348,7 +351,7 @@ TEST(shared_rate_limiter, one_bucket_per_base_url_and_key)
     int n = 0;
     for (int i = 0; i < 10; ++i)
         a->async_acquire(2, priority::normal, std::nullopt, [&](error_code) { ++n; });
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(n, 10);
     EXPECT_EQ(b->snapshot().remaining, 20);
     EXPECT_EQ(c->snapshot().remaining, 40);
@@ -371,7 +374,7 @@ TEST(shared_rate_limiter, waiters_of_several_handles_are_served_in_order)
     b->async_acquire(1, priority::normal, std::nullopt, [&](error_code) { order.push_back('b'); });
     a->async_acquire(1, priority::normal, std::nullopt, [&](error_code) { order.push_back('a'); });
     b.reset();  // its waiter keeps what it needs
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(order, (std::vector<char>{'0', 'b', 'a'}));
 }
 
@@ -406,8 +409,8 @@ TEST(rate_limiter, many_threads_many_handles)
                 asio::post(strand, [&, i] { sigs[i]->emit(asio::cancellation_type::terminal); });
         });
     }
-    std::thread t([&] { ioc.run(); });
-    ioc.run();
+    std::thread t([&] { dd_test::run(ioc); });
+    dd_test::run(ioc);
     t.join();
     EXPECT_EQ(ok + aborted, n);
     EXPECT_EQ(other, 0);
@@ -430,7 +433,7 @@ TEST(rate_limiter, awaitable_or_with_a_timer_cancels_the_waiter)
             timer_won = r.index() == 1;
         },
         asio::detached);
-    ioc.run();  // returns: the cancelled waiter left nothing behind
+    dd_test::run(ioc);  // returns: the cancelled waiter left nothing behind
     EXPECT_TRUE(timer_won);
     EXPECT_EQ(lim.waiting(), 0u);
     EXPECT_DOUBLE_EQ(lim.reserved(), 0);

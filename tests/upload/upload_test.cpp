@@ -4,8 +4,10 @@
 #include <digital_delivery.hpp>
 #include <digital_delivery/detail/upload_core.hpp>
 #include <digital_delivery/testing/fake_transport.hpp>
+#include <digital_delivery/testing/virtual_clock.hpp>
 #include <digital_delivery/upload.hpp>
 
+#include "run.hpp"
 #include "test_data.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -25,6 +27,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -149,7 +152,7 @@ protected:
             r = {ec, std::move(a)};
             done = true;
         });
-        ioc.run();
+        dd_test::run(ioc);
         ioc.restart();
         EXPECT_TRUE(done);
         return r;
@@ -284,7 +287,7 @@ TEST(upload_sources, file_source_reads_in_chunks_and_rewinds)
         };
         next();
         inline_call = false;
-        ioc.run();
+        dd_test::run(ioc);
         ioc.restart();
         EXPECT_EQ(rec, asio::error::eof);
         EXPECT_EQ(got, data);
@@ -322,7 +325,7 @@ TEST(upload_sources, memory_source_owned_and_borrowed)
                                }));
         };
         next();
-        ioc.run();
+        dd_test::run(ioc);
         ioc.restart();
         EXPECT_EQ(got, text);
     }
@@ -553,7 +556,7 @@ TEST_F(upload_test, replace_flow_streams_the_new_body)
                                      ec = e;
                                      a = std::move(x);
                                  });
-    ioc.run();
+    dd_test::run(ioc);
     ASSERT_FALSE(ec) << diag.to_string();
     EXPECT_EQ(a.filename.value_or(""), "v2.pdf");
     EXPECT_EQ(fake->requests()[0].body, R"({"asset":{"filename":"v2.pdf","byte_size":5}})");
@@ -567,7 +570,7 @@ TEST_F(upload_test, replace_of_a_missing_asset)
     dd::error_code ec;
     dd::async_replace_asset_body(client, "nope", std::make_shared<dd::memory_source>("x"), {.filename = "x"}, {}, diag,
                                  [&](dd::error_code e, dd::asset) { ec = e; });
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(ec, dd::api_errc::asset_not_found);
     EXPECT_EQ(diag.server_message, "Asset not found");
 }
@@ -596,11 +599,17 @@ TEST_F(upload_test, no_response_after_the_body_stalls_too)
 TEST_F(upload_test, deadline_is_distinct_from_stall)
 {
     fake->expect(dd::http_method::post, api("/assets")).hang();
-    const auto t0 = std::chrono::steady_clock::now();
-    auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"}, {.stall_timeout = 10ms, .deadline = 80ms});
-    EXPECT_EQ(r.ec, dd::client_errc::deadline_exceeded);
-    EXPECT_GE(std::chrono::steady_clock::now() - t0, 80ms);
-    EXPECT_TRUE(r.a.id.empty());
+    dd::testing::virtual_clock vc;
+    std::optional<result> r;
+    dd::async_upload_asset(client, std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
+                           {.stall_timeout = 10ms, .deadline = 80ms}, diag,
+                           [&](dd::error_code ec, dd::asset a) { r = result{ec, std::move(a)}; });
+    vc.run_for(ioc, 79ms, 1ms);
+    EXPECT_FALSE(r) << "ended before the deadline (the stall timeout does not apply to the create)";
+    vc.run_for(ioc, 1ms, 1ms);
+    ASSERT_TRUE(r) << "still running after the deadline";
+    EXPECT_EQ(r->ec, dd::client_errc::deadline_exceeded);
+    EXPECT_TRUE(r->a.id.empty());
 }
 
 class cancel_test : public upload_test
@@ -618,11 +627,9 @@ protected:
                                    r = {ec, std::move(a)};
                                    done = true;
                                }));
-        const auto give_up = std::chrono::steady_clock::now() + 10s;
-        while (!done && !when() && std::chrono::steady_clock::now() < give_up)
-            ioc.run_one_for(5ms);
+        dd_test::run_until(ioc, [&] { return done || when(); });
         sig.emit(asio::cancellation_type::terminal);
-        ioc.run();
+        dd_test::run(ioc);
         ioc.restart();
         EXPECT_TRUE(done);
         return r;
@@ -633,7 +640,7 @@ protected:
         fake->expect(dd::http_method::get, api("/assets/a1")).respond(200, R"({"asset":)" + asset_json() + "}");
         auto [ec, a] = [&] {
             auto fut = asio::co_spawn(ioc, dd::get_asset(client, "a1", asio::as_tuple(asio::use_awaitable)), asio::use_future);
-            ioc.run();
+            dd_test::run(ioc);
             ioc.restart();
             return fut.get();
         }();
@@ -680,12 +687,22 @@ TEST_F(cancel_test, during_backoff)
 {
     fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3));
     fake->expect(dd::http_method::put, put_target).respond(503, unavailable_xml);
-    const auto t0 = std::chrono::steady_clock::now();
-    auto r = cancel_when(std::make_shared<dd::memory_source>("abc"),
-                         [&] { return puts().size() == 1 && std::chrono::steady_clock::now() - t0 > 50ms; },
-                         {.retry_backoff = 10s});
-    EXPECT_EQ(r.ec, asio::error::operation_aborted);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+    dd::testing::virtual_clock vc;
+    asio::cancellation_signal sig;
+    std::optional<result> r;
+    dd::async_upload_asset(client, std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
+                           {.retry_backoff = 10s}, diag,
+                           asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, dd::asset a) {
+                               r = result{ec, std::move(a)};
+                           }));
+    vc.run_for(ioc, 9s, 100ms);
+    ASSERT_FALSE(r);
+    ASSERT_EQ(puts().size(), 1u) << "backing off for 10 s after the 503";
+    sig.emit(asio::cancellation_type::terminal);
+    dd_test::run(ioc);  // time stands still: only the cancellation can end it
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->ec, asio::error::operation_aborted);
+    EXPECT_EQ(puts().size(), 1u) << "nothing resent";
     client_still_works();
 }
 
@@ -696,7 +713,7 @@ TEST_F(upload_test, never_completes_inline)
     bool called = false;
     dd::async_upload_asset(client, nullptr, {.filename = "x"}, {}, [&](dd::error_code, dd::asset) { called = true; });
     EXPECT_FALSE(called);
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_TRUE(called);
 }
 
@@ -736,7 +753,7 @@ TEST_F(upload_test, deferred_use_awaitable_and_as_tuple)
         },
         asio::detached
     );
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(id1, "a1");
     EXPECT_EQ(id2, "a1");
     EXPECT_EQ(thrown, dd::client_errc::invalid_byte_size);
@@ -753,7 +770,7 @@ TEST_F(upload_test, deferred_operation_outlives_its_arguments)
     }();
     dd::error_code ec;
     std::move(op)([&](dd::error_code e, dd::asset) { ec = e; });
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_FALSE(ec);
     EXPECT_NE(fake->requests()[0].body.find("temporary.pdf"), std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include <digital_delivery/upload.hpp>
 #include <digital_delivery/uring_file_source.hpp>
 
+#include "run.hpp"
 #include "sandbox_process.hpp"
 #include "test_data.hpp"
 
@@ -71,10 +72,7 @@ std::pair<std::string, dd::error_code> read_all(asio::io_context& ioc, dd::body_
     };
     next();
     ioc.restart();
-    while (!done && ioc.run_one_for(5s))
-    {
-    }
-    EXPECT_TRUE(done);
+    dd_test::run_until(ioc, [&] { return done; });
     return {out, last};
 }
 
@@ -141,9 +139,7 @@ TEST(uring_file_source, uploads_through_the_beast_transport)
         ioc, dd::async_upload_asset(client, src, std::move(meta), std::move(opts), diag, asio::as_tuple(asio::use_awaitable)),
         asio::use_future
     );
-    while (fut.wait_for(0s) != std::future_status::ready)
-        ioc.run_one_for(100ms);
-    auto [uec, asset] = fut.get();
+    auto [uec, asset] = dd_test::wait(ioc, fut);
     ASSERT_FALSE(uec) << uec.message() << " " << diag.to_string();
     EXPECT_EQ(asset.byte_size, static_cast<std::int64_t>(data.size()));
     EXPECT_EQ(asset.filename.value_or(""), "uring.bin");

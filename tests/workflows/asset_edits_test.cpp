@@ -132,7 +132,7 @@ TEST_F(asset_edits_test, cancellation_before_patch_writes_nothing)
     for (int i = 0; i < 50 && fake->requests().size() < 2; ++i)
         ioc.run_one();
     sig.emit(asio::cancellation_type::terminal);
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(got, asio::error::operation_aborted);
     EXPECT_EQ(fake->requests().size(), 2u);
 }

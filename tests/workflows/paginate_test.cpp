@@ -58,7 +58,7 @@ protected:
             asio::detached
         );
         ioc.restart();
-        ioc.run();
+        dd_test::run(ioc);
         return out;
     }
 
@@ -109,7 +109,7 @@ TEST_F(paginate_test, many_pages_in_a_plain_co_await_loop)
         },
         asio::detached
     );
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(names, (std::vector<std::string>{"#1", "#2", "#3", "#4", "#5"}));
     EXPECT_EQ(progress, (std::vector<std::int64_t>{1, 1, 2, 2, 3}));
     EXPECT_EQ(orders.total_count(), 5);
@@ -144,7 +144,7 @@ TEST_F(paginate_test, pages_range_skips_nothing_and_reports_progress)
         },
         asio::detached
     );
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(sizes, (std::vector<std::size_t>{2, 1}));
     EXPECT_EQ(pages.total_pages(), 2);
     EXPECT_TRUE(fake->done());
@@ -215,7 +215,7 @@ TEST_F(paginate_test, early_stop_leaves_nothing_in_flight)
             },
             asio::detached
         );
-        ioc.run();
+        dd_test::run(ioc);
     }
     EXPECT_EQ(fake->requests().size(), 1u);
     EXPECT_TRUE(fake->done());
@@ -248,7 +248,7 @@ TEST_F(paginate_test, cancellation_mid_iteration_then_resume)
         ioc.run_one();
     ASSERT_EQ(fake->requests().size(), 2u);
     sig.emit(asio::cancellation_type::terminal);
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(cancelled, asio::error::operation_aborted);
     EXPECT_EQ(ids, (std::vector<std::string>{"o1", "o2", "o3", "o4"}));
     EXPECT_TRUE(fake->done()) << ::testing::PrintToString(fake->mismatches());
@@ -266,7 +266,7 @@ TEST_F(paginate_test, destroying_the_range_mid_request_is_safe)
                 got = o->id;
         });
     }  // destroyed while the request is in flight
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(got, "o1");
 }
 
@@ -277,7 +277,7 @@ TEST_F(paginate_test, concurrent_async_next_is_refused)
     dd::error_code e1, e2;
     r.async_next([&](dd::error_code ec, std::optional<dd::order>) { e1 = ec; });
     r.async_next([&](dd::error_code ec, std::optional<dd::order>) { e2 = ec; });
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_FALSE(e1);
     EXPECT_EQ(e2, dd::workflow_errc::operation_in_progress);
 }
@@ -323,7 +323,7 @@ TEST_F(paginate_test, generic_over_list_endpoints)
         },
         asio::detached
     );
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(a, "a1");
     EXPECT_EQ(p, "dp1");
     EXPECT_TRUE(fake->done()) << ::testing::PrintToString(fake->mismatches());
@@ -347,7 +347,7 @@ TEST_F(paginate_test, every_completion_style)
         },
         asio::detached
     );
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(s, "o1o1");
     EXPECT_EQ(f.get()->id, "o1");
 }

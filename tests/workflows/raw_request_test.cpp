@@ -106,7 +106,7 @@ TEST_F(raw_request_test, cancellation)
                           }));
     ioc.poll();
     sig.emit(asio::cancellation_type::terminal);
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(got, asio::error::operation_aborted);
 }
 
@@ -117,7 +117,7 @@ TEST_F(raw_request_test, deferred_default_token_and_co_await)
     auto op = dd::async_raw_request(client, dd::http_method::get, "/orders");  // nothing sent yet
     EXPECT_TRUE(fake->requests().empty());
     asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { n = (co_await std::move(op)).as_array().size(); }, asio::detached);
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(n, 3u);
 }
 

@@ -1,6 +1,7 @@
 // async_wait_for_downloads on the fake transport, with short intervals.
 #include "fixtures.hpp"
 
+#include <digital_delivery/testing/virtual_clock.hpp>
 #include <digital_delivery/watermark.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -70,13 +71,17 @@ TEST_F(watermark_test, deadline_exceeded)
 {
     for (int i = 0; i < 40; ++i)
         fake->expect(dd::http_method::get, path).respond(200, downloads("processing", false));
+    dd::testing::virtual_clock vc;
     auto opts = fast;
-    opts.deadline = std::chrono::steady_clock::now() + 60ms;
-    const auto t0 = std::chrono::steady_clock::now();
-    auto [ec, d] = run([&](auto tok) { return dd::async_wait_for_downloads(client, "o1", opts, tok); });
-    EXPECT_EQ(ec, dd::client_errc::deadline_exceeded);
-    EXPECT_EQ(ec, dd::condition::timeout);
-    EXPECT_GE(std::chrono::steady_clock::now() - t0, 55ms);
+    opts.deadline = vc.now() + 60ms;
+    std::optional<dd::error_code> ec;
+    dd::async_wait_for_downloads(client, "o1", opts, [&](dd::error_code e, dd::order_downloads) { ec = e; });
+    vc.run_for(ioc, 59ms, 1ms);
+    EXPECT_FALSE(ec) << "gave up before the deadline";
+    vc.run_for(ioc, 1ms, 1ms);
+    ASSERT_TRUE(ec) << "still polling after the deadline";
+    EXPECT_EQ(*ec, dd::client_errc::deadline_exceeded);
+    EXPECT_EQ(*ec, dd::condition::timeout);
     const auto sent = fake->requests().size();
     EXPECT_GE(sent, 3u);
     EXPECT_LE(sent, 12u) << "backoff grows";
@@ -87,10 +92,16 @@ TEST_F(watermark_test, request_options_deadline_is_the_waits_deadline_too)
 {
     for (int i = 0; i < 40; ++i)
         fake->expect(dd::http_method::get, path).respond(200, downloads("processing", false));
+    dd::testing::virtual_clock vc;
     auto opts = fast;
-    opts.request.deadline = std::chrono::steady_clock::now() + 30ms;
-    auto [ec, d] = run([&](auto tok) { return dd::async_wait_for_downloads(client, "o1", opts, tok); });
-    EXPECT_EQ(ec, dd::client_errc::deadline_exceeded);
+    opts.request.deadline = vc.now() + 30ms;
+    std::optional<dd::error_code> ec;
+    dd::async_wait_for_downloads(client, "o1", opts, [&](dd::error_code e, dd::order_downloads) { ec = e; });
+    vc.run_for(ioc, 29ms, 1ms);
+    EXPECT_FALSE(ec) << "gave up before the deadline";
+    vc.run_for(ioc, 1ms, 1ms);
+    ASSERT_TRUE(ec) << "still polling after the deadline";
+    EXPECT_EQ(*ec, dd::client_errc::deadline_exceeded);
 }
 
 TEST_F(watermark_test, polls_are_background_priority_with_the_callers_headers)
@@ -112,7 +123,7 @@ TEST_F(watermark_test, two_waiters_share_one_poll)
     dd::async_wait_for_downloads(client, "o1", fast, recorder(a));
     dd::async_wait_for_downloads(client, "o1", fast, recorder(b));
     EXPECT_EQ(dd::detail::active_watermark_polls(), 1u);
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_TRUE(a.done && b.done);
     EXPECT_FALSE(a.ec);
     EXPECT_FALSE(b.ec);
@@ -129,7 +140,7 @@ TEST_F(watermark_test, other_orders_poll_separately)
     outcome a, b;
     dd::async_wait_for_downloads(client, "o1", fast, recorder(a));
     dd::async_wait_for_downloads(client, "o2", fast, recorder(b));
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_TRUE(a.done && b.done);
     EXPECT_EQ(fake->requests().size(), 2u);
 }
@@ -144,7 +155,7 @@ TEST_F(watermark_test, cancelling_one_waiter_leaves_the_other)
     dd::async_wait_for_downloads(client, "o1", fast, recorder(b));
     asio::steady_timer t(ioc, 10ms);
     t.async_wait([&](dd::error_code) { sig.emit(asio::cancellation_type::terminal); });
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(a.ec, asio::error::operation_aborted);
     EXPECT_FALSE(b.ec);
     EXPECT_EQ(b.d.downloads.size(), 2u);
@@ -160,7 +171,7 @@ TEST_F(watermark_test, last_waiter_leaving_cancels_the_poll_in_flight)
     for (int i = 0; i < 50 && fake->requests().empty(); ++i)
         ioc.run_one();
     sig.emit(asio::cancellation_type::terminal);
-    ioc.run();  // returns: the hanging request was cancelled too
+    dd_test::run(ioc);  // returns: the hanging request was cancelled too
     EXPECT_EQ(a.ec, asio::error::operation_aborted);
     EXPECT_EQ(dd::detail::active_watermark_polls(), 0u);
 }
@@ -171,7 +182,7 @@ TEST_F(watermark_test, poll_error_reaches_every_waiter)
     outcome a, b;
     dd::async_wait_for_downloads(client, "o1", fast, recorder(a));
     dd::async_wait_for_downloads(client, "o1", fast, recorder(b));
-    ioc.run();
+    dd_test::run(ioc);
     EXPECT_EQ(a.ec, dd::api_errc::order_not_found);
     EXPECT_EQ(b.ec, dd::api_errc::order_not_found);
 }

@@ -1,6 +1,7 @@
 // Workflow helpers against the digital-delivery-sandbox over the Beast
 // transport (label: sandbox): paginating 1,000 seeded orders, purchase ->
 // wait for the watermark -> ready, asset edits, raw requests.
+#include "run.hpp"
 #include "sandbox_process.hpp"
 
 #include <digital_delivery.hpp>
@@ -34,18 +35,13 @@ protected:
     asio::io_context ioc;
     dd::client client{dd::beast_transport(ioc.get_executor()), dd::client_params{.base_url = sb.base_url(), .api_key = sb.api_key()}};
 
-    // Runs a coroutine to completion (fails after 60 s).
+    // Runs a coroutine to completion (hang-guarded).
     template <class F>
     void run(F f)
     {
-        auto fut = asio::co_spawn(ioc, f(), asio::use_future);
         // (Pooled keep-alive connections keep the io_context busy: run until
         // the coroutine is done, not until the io_context runs out of work.)
-        const auto limit = std::chrono::steady_clock::now() + 60s;
-        while (fut.wait_for(0s) != std::future_status::ready && std::chrono::steady_clock::now() < limit)
-            ioc.run_one_for(50ms);
-        ASSERT_EQ(fut.wait_for(0s), std::future_status::ready) << "timed out";
-        fut.get();
+        dd_test::run_awaitable(ioc, f());
     }
 };
 
