@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <algorithm>
@@ -30,6 +31,8 @@
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -45,11 +48,87 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-inline unsigned short free_port()
+/// A listening socket on 127.0.0.1 with a port the kernel chose: nobody else
+/// can take the port between choosing it and using it.
+class bound_listener
 {
-    asio::io_context ioc;
-    tcp::acceptor a(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    return a.local_endpoint().port();
+public:
+    explicit bound_listener(bool listen = true)
+    {
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        if (fd_ < 0)
+            throw std::runtime_error("socket failed");
+        const int one = 1;
+        ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+            (listen && ::listen(fd_, 512) != 0) ||
+            ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+        {
+            ::close(fd_);
+            throw std::runtime_error("cannot bind a port on 127.0.0.1");
+        }
+        port_ = ntohs(a.sin_port);
+    }
+    bound_listener(const bound_listener&) = delete;
+    bound_listener& operator=(const bound_listener&) = delete;
+    ~bound_listener() { close(); }
+
+    int fd() const { return fd_; }
+    unsigned short port() const { return port_; }
+    void close()
+    {
+        if (fd_ >= 0)
+            ::close(fd_);
+        fd_ = -1;
+    }
+
+private:
+    int fd_ = -1;
+    unsigned short port_ = 0;
+};
+
+/// A port on which connections are refused (bound, never listening, held for
+/// the object's lifetime so that no one else can listen on it meanwhile).
+class refused_port
+{
+public:
+    unsigned short port() const { return sock_.port(); }
+
+private:
+    bound_listener sock_{false};
+};
+
+/// Waits (bounded by `limit`) until this process has no connection to
+/// 127.0.0.1:`port` that the peer has not closed: every one is in CLOSE_WAIT
+/// or gone (read from /proc/net/tcp). Returns true when that is so.
+inline bool wait_until_peer_closed(unsigned short port, std::chrono::seconds limit = std::chrono::seconds(30))
+{
+    char remote[16];
+    std::snprintf(remote, sizeof remote, "0100007F:%04X", port);
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    for (;;)
+    {
+        std::ifstream f("/proc/net/tcp");
+        std::string line;
+        bool open = false;
+        while (std::getline(f, line))
+        {
+            std::istringstream ls(line);
+            std::string sl, local, rem, state;
+            ls >> sl >> local >> rem >> state;
+            if (rem == remote && state == "01")  // ESTABLISHED: not closed by the peer yet
+                open = true;
+        }
+        if (!open)
+            return true;
+        if (std::chrono::steady_clock::now() >= deadline)
+            return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
 }
 
 inline void run_or_throw(const std::string& cmd)
@@ -234,6 +313,7 @@ public:
     unsigned short mismatch_port{};   // TLS, certificate for wrong.example only
     unsigned short plain_port{};      // plain HTTP
     std::unique_ptr<upstream> up;
+    std::unique_ptr<bound_listener> listeners[4];
     pid_t nginx_pid = -1;
 
     std::string ca_file() const { return dir + "/ca.pem"; }
@@ -248,10 +328,14 @@ public:
         dir = tmpl;
         make_certs();
         up = std::make_unique<upstream>();
-        tls_port = free_port();
-        tls_close_port = free_port();
-        mismatch_port = free_port();
-        plain_port = free_port();
+        // nginx inherits these listening sockets (its NGINX variable, the
+        // mechanism of its binary upgrade): the ports are ours from bind() on.
+        for (auto& l : listeners)
+            l = std::make_unique<bound_listener>();
+        tls_port = listeners[0]->port();
+        tls_close_port = listeners[1]->port();
+        mismatch_port = listeners[2]->port();
+        plain_port = listeners[3]->port();
         write_conf();
         start_nginx();
     }
@@ -291,8 +375,9 @@ public:
     std::size_t wait_for_requests(const std::string& tag, std::size_t n) const
     {
         std::size_t got = 0;
-        for (int i = 0; i < 200 && (got = requests_for(tag)) < n; ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while ((got = requests_for(tag)) < n && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
         return got;
     }
 
@@ -349,7 +434,9 @@ private:
                    "        ssl_certificate " + d + "/" + cert + ".pem;\n"
                    "        ssl_certificate_key " + d + "/" + cert + ".key;\n" + extra + proxy + "    }\n";
         };
-        std::string conf = "daemon off;\nmaster_process off;\nworker_processes 1;\npid " + d + "/nginx.pid;\n"
+        // As root, the worker would switch to "nobody" and lose access to this
+        // private directory: it stays who we are.
+        std::string conf = std::string(::geteuid() == 0 ? "user root;\n" : "") + "daemon off;\nworker_processes 1;\npid " + d + "/nginx.pid;\n"
                            "error_log " + d + "/error.log warn;\n"
                            "events { worker_connections 512; }\n"
                            "http {\n"
@@ -365,7 +452,8 @@ private:
         conf += tls_server(tls_port, "server", "");
         conf += tls_server(tls_close_port, "server", "        keepalive_requests 2;\n        keepalive_timeout 1s;\n");
         conf += tls_server(mismatch_port, "wrong", "");
-        conf += "    server {\n        listen 127.0.0.1:" + std::to_string(plain_port) + ";\n" + proxy + "    }\n";
+        conf += "    server {\n        listen 127.0.0.1:" + std::to_string(plain_port) + ";\n"
+                "        location = /__ready { return 204; }\n" + proxy + "    }\n";
         conf += "}\n";
         write_file(d + "/nginx.conf", conf);
     }
@@ -374,41 +462,65 @@ private:
     {
         const std::string conf = dir + "/nginx.conf";
         const std::string err = dir + "/error.log";
+        // Prepared before fork(): the child only calls async-signal-safe functions.
+        std::string inherited = "NGINX=";
+        for (auto& l : listeners)
+            inherited += std::to_string(l->fd()) + ";";
+        std::vector<std::string> env_strings = {inherited, "PATH=/usr/sbin:/usr/bin:/bin"};
+        std::vector<char*> envp;
+        for (auto& e : env_strings)
+            envp.push_back(e.data());
+        envp.push_back(nullptr);
         nginx_pid = ::fork();
         if (nginx_pid < 0)
             throw std::runtime_error("fork failed");
         if (nginx_pid == 0)
         {
             ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the test
-            ::execl("/usr/sbin/nginx", "nginx", "-p", dir.c_str(), "-c", conf.c_str(), "-e", err.c_str(),
-                    static_cast<char*>(nullptr));
+            ::execle("/usr/sbin/nginx", "nginx", "-p", dir.c_str(), "-c", conf.c_str(), "-e", err.c_str(),
+                     static_cast<char*>(nullptr), envp.data());
             ::_exit(127);
         }
-        // Wait until every port accepts connections.
-        asio::io_context ioc;
-        for (unsigned short port : {tls_port, tls_close_port, mismatch_port, plain_port})
+        for (auto& l : listeners)
+            l->close();  // nginx has them now
+        // Ready when it answers: the sockets already listen, so the request
+        // waits in the backlog until nginx accepts it (no sleep, no retry).
+        const std::string answer = http_get_once(plain_port, "/__ready", std::chrono::seconds(30));
+        if (answer.rfind("HTTP/1.1 204", 0) != 0)
         {
-            bool ok = false;
-            for (int i = 0; i < 200 && !ok; ++i)
-            {
-                tcp::socket s(ioc);
-                boost::system::error_code ec;
-                s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
-                ok = !ec;
-                if (!ok)
-                {
-                    int status = 0;
-                    if (::waitpid(nginx_pid, &status, WNOHANG) == nginx_pid)
-                    {
-                        nginx_pid = -1;
-                        throw std::runtime_error("nginx exited: " + read_file(err));
-                    }
-                    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-                }
-            }
-            if (!ok)
-                throw std::runtime_error("nginx did not start: " + read_file(err));
+            int status = 0;
+            if (::waitpid(nginx_pid, &status, WNOHANG) == nginx_pid)
+                nginx_pid = -1;
+            throw std::runtime_error("nginx did not start (answer '" + answer + "'): " + read_file(err));
         }
+    }
+
+    // One request over a fresh connection, read to EOF (bounded by `limit`).
+    static std::string http_get_once(unsigned short port, const std::string& path, std::chrono::seconds limit)
+    {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0)
+            return {};
+        timeval tv{static_cast<time_t>(limit.count()), 0};
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        std::string out;
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0)
+        {
+            const std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+            if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size()))
+            {
+                char buf[1024];
+                for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+                    out.append(buf, static_cast<std::size_t>(n));
+            }
+        }
+        ::close(fd);
+        return out;
     }
 };
 
