@@ -1,6 +1,8 @@
 // digital-delivery-sandbox: command line + Boost.Beast HTTP/1.1 front end.
-// The only translation unit that includes Beast. All behaviour is in service.
-#include "service.hpp"
+// The only translation unit that includes Beast. All behaviour is in the core
+// (store_registry and its services).
+#include "options.hpp"
+#include "stores.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -40,36 +42,43 @@ time_point wall_now()
 const char* usage_text =
     "Usage: digital-delivery-sandbox [options]\n"
     "A local, stateful implementation of the Digital Delivery Service API.\n"
-    "API base: http://HOST:PORT/api/v1/external ; storage under /storage/ ; control under /sandbox/.\n"
+    "API base: http://HOST:PORT/api/v1/external ; storage under /storage/ (a created store's\n"
+    "under /stores/ID/storage/) ; control under /sandbox/.\n"
     "\n"
+    "Process options:\n"
     "  --help                          show this text\n"
     "  --host HOST                     address to bind (default 127.0.0.1)\n"
     "  --port PORT                     port (default 0 = pick a free port)\n"
-    "  --api-key KEY                   X-Auth-Token value (default sandbox-key)\n"
+    "  --api-key KEY                   X-Auth-Token of the default store (default sandbox-key)\n"
     "  --data-dir DIR                  uploaded files (default: fresh temp dir, removed at exit)\n"
     "  --public-url URL                base of presigned URLs (default http://HOST:PORT)\n"
+    "\n"
+    "Store options (the default store; also the \"options\" of POST /sandbox/stores):\n"
     "  --rate-limit-points N           token bucket capacity (default 40)\n"
     "  --rate-limit-window-seconds S   refill window, fractional allowed (default 60)\n"
     "  --no-rate-limit                 disable rate limiting\n"
     "  --quota-storage-bytes N         plan storage quota (default 10737418240)\n"
     "  --quota-asset-count N           plan asset-count quota (default 1000)\n"
     "  --seed N                        RNG seed for ids and seeded data (default 42)\n"
-    "  --seed-orders N                 number of seeded orders (default 1000)\n"
+    "  --seed-orders N                 number of seeded orders, at most 1000000 (default 1000)\n"
     "  --watermark on|off              store-level PDF watermarking (default on)\n"
     "  --watermark-delay-ms N          processing -> ready delay (default 2000)\n"
     "  --download-days N               download expiry in days (default: none)\n"
     "  --download-limit N              per-file download limit (default: unlimited)\n"
     "  --upload-url-ttl-seconds N      presigned upload URL validity (default 3600)\n"
+    "Flags take their value as the next argument or as --flag=value.\n"
+    "\n"
+    "Several stores: POST /sandbox/stores with the default store's key and the body\n"
+    "{\"options\": [\"--seed-orders\", \"5\", ...], \"api_key\": \"KEY\"} (both optional) creates\n"
+    "an isolated store; its API requests use the same base URL with its key. Options not\n"
+    "given take the defaults above. DELETE /sandbox/stores/ID removes it.\n"
     "\n"
     "Prints 'listening on http://HOST:PORT' as its first stdout line; one log line per request\n"
     "on stderr; exits on SIGINT/SIGTERM.\n";
 
 struct options {
     sandbox_config cfg;
-    std::string host = "127.0.0.1";
-    unsigned short port = 0;
-    bool public_url_given = false;
-    bool data_dir_given = false;
+    process_options process;
 };
 
 [[noreturn]] void die(const std::string& msg)
@@ -78,90 +87,15 @@ struct options {
     std::exit(2);
 }
 
-std::int64_t to_int(const std::string& flag, const std::string& v, std::int64_t min)
-{
-    auto n = parse_int64(v);
-    if (!n || *n < min)
-        die("invalid value for " + flag + ": " + v);
-    return *n;
-}
-
 options parse_args(int argc, char** argv)
 {
     options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string flag = argv[i];
-        std::string value;
-        bool has_value = false;
-        if (auto eq = flag.find('='); flag.starts_with("--") && eq != std::string::npos) {
-            value = flag.substr(eq + 1);
-            flag = flag.substr(0, eq);
-            has_value = true;
-        }
-        auto need = [&]() -> const std::string& {
-            if (!has_value) {
-                if (i + 1 >= argc)
-                    die("missing value for " + flag);
-                value = argv[++i];
-                has_value = true;
-            }
-            return value;
-        };
-        if (flag == "--help" || flag == "-h") {
-            std::cout << usage_text;
-            std::exit(0);
-        } else if (flag == "--host") {
-            o.host = need();
-        } else if (flag == "--port") {
-            o.port = static_cast<unsigned short>(to_int(flag, need(), 0));
-            if (to_int(flag, value, 0) > 65535)
-                die("invalid port");
-        } else if (flag == "--api-key") {
-            o.cfg.api_key = need();
-            if (o.cfg.api_key.empty())
-                die("--api-key must not be empty");
-        } else if (flag == "--data-dir") {
-            o.cfg.data_dir = need();
-            o.data_dir_given = true;
-        } else if (flag == "--public-url") {
-            o.cfg.public_url = need();
-            o.public_url_given = true;
-        } else if (flag == "--rate-limit-points") {
-            o.cfg.rate_limit_points = static_cast<double>(to_int(flag, need(), 1));
-        } else if (flag == "--rate-limit-window-seconds") {
-            char* end = nullptr;
-            const double w = std::strtod(need().c_str(), &end);
-            if (!end || *end || !(w > 0))
-                die("invalid value for " + flag);
-            o.cfg.rate_limit_window_seconds = w;
-        } else if (flag == "--no-rate-limit") {
-            o.cfg.rate_limit = false;
-        } else if (flag == "--quota-storage-bytes") {
-            o.cfg.quota_storage_bytes = to_int(flag, need(), 0);
-        } else if (flag == "--quota-asset-count") {
-            o.cfg.quota_asset_count = to_int(flag, need(), 0);
-        } else if (flag == "--seed") {
-            o.cfg.seed = static_cast<std::uint64_t>(to_int(flag, need(), 0));
-        } else if (flag == "--seed-orders") {
-            o.cfg.seed_orders = static_cast<int>(to_int(flag, need(), 0));
-        } else if (flag == "--watermark") {
-            need();
-            if (value != "on" && value != "off")
-                die("--watermark takes on or off");
-            o.cfg.watermark = value == "on";
-        } else if (flag == "--watermark-delay-ms") {
-            o.cfg.watermark_delay_ms = to_int(flag, need(), 0);
-        } else if (flag == "--download-days") {
-            o.cfg.download_days = to_int(flag, need(), 0);
-        } else if (flag == "--download-limit") {
-            o.cfg.download_limit = to_int(flag, need(), 0);
-        } else if (flag == "--upload-url-ttl-seconds") {
-            o.cfg.upload_url_ttl_seconds = to_int(flag, need(), 1);
-            if (o.cfg.upload_url_ttl_seconds > 604800)
-                die("--upload-url-ttl-seconds must be at most 604800");
-        } else {
-            die("unknown option " + flag);
-        }
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    if (auto err = parse_options(args, o.cfg, &o.process))
+        die(*err);
+    if (o.process.help) {
+        std::cout << usage_text;
+        std::exit(0);
     }
     return o;
 }
@@ -246,7 +180,7 @@ asio::awaitable<void> lingering_close(beast::tcp_stream& stream)
     stream.socket().close(ec);
 }
 
-asio::awaitable<void> session(tcp::socket socket, service& svc)
+asio::awaitable<void> session(tcp::socket socket, store_registry& stores)
 {
     beast::tcp_stream stream(std::move(socket));
     beast::flat_buffer buffer;
@@ -284,8 +218,8 @@ asio::awaitable<void> session(tcp::socket socket, service& svc)
         const bool keep_alive = h.keep_alive();
         const bool head = h.method() == http::verb::head;
 
-        if (service::is_storage_upload(req.method, req.target)) {
-            auto begun = svc.begin_upload(req, wall_now());
+        if (store_registry::is_storage_upload(req.method, req.target)) {
+            auto begun = stores.begin_upload(req, wall_now());
             if (auto* refusal = std::get_if<response>(&begun)) {
                 co_await write_response(stream, *refusal, version, false, false);
                 log_request(req.method, req.target, refusal->status, start);
@@ -319,7 +253,7 @@ asio::awaitable<void> session(tcp::socket socket, service& svc)
             }
             if (f)
                 std::fclose(f);
-            response r = svc.finish_upload(ticket, received, wall_now());
+            response r = stores.finish_upload(ticket, received, wall_now());
             if (failed)
                 r.close = true;
             open = co_await write_response(stream, r, version, keep_alive, false);
@@ -357,7 +291,7 @@ asio::awaitable<void> session(tcp::socket socket, service& svc)
             break;
         }
         req.body = sp.release().body();
-        const response r = svc.handle(req, wall_now());
+        const response r = stores.handle(req, wall_now());
         open = co_await write_response(stream, r, version, keep_alive, head);
         log_request(req.method, req.target, r.status, start);
     }
@@ -366,7 +300,7 @@ asio::awaitable<void> session(tcp::socket socket, service& svc)
     stream.socket().close(ec);
 }
 
-asio::awaitable<void> listener(tcp::acceptor& acceptor, service& svc)
+asio::awaitable<void> listener(tcp::acceptor& acceptor, store_registry& stores)
 {
     for (;;) {
         auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
@@ -375,7 +309,7 @@ asio::awaitable<void> listener(tcp::acceptor& acceptor, service& svc)
                 co_return;
             continue;
         }
-        asio::co_spawn(acceptor.get_executor(), session(std::move(socket), svc),
+        asio::co_spawn(acceptor.get_executor(), session(std::move(socket), stores),
                        [](std::exception_ptr e) {
                            if (e) {
                                try {
@@ -396,7 +330,7 @@ int main(int argc, char** argv)
     namespace fs = std::filesystem;
     std::string temp_dir;
     try {
-        if (!opt.data_dir_given) {
+        if (!opt.process.data_dir_given) {
             std::string tmpl = (fs::temp_directory_path() / "dd-sandbox-XXXXXX").string();
             if (!mkdtemp(tmpl.data()))
                 die("cannot create a temporary data directory");
@@ -408,23 +342,24 @@ int main(int argc, char** argv)
         asio::io_context ioc{1};
         tcp::acceptor acceptor{ioc};
         beast::error_code ec;
-        const auto address = asio::ip::make_address(opt.host, ec);
+        const auto address = asio::ip::make_address(opt.process.host, ec);
         if (ec)
-            die("invalid --host " + opt.host + " (an IP address is expected)");
-        const tcp::endpoint ep{address, opt.port};
+            die("invalid --host " + opt.process.host + " (an IP address is expected)");
+        const tcp::endpoint ep{address, opt.process.port};
         acceptor.open(ep.protocol());
         acceptor.set_option(asio::socket_base::reuse_address(true));
         acceptor.bind(ep, ec);
         if (ec)
-            die("cannot bind " + opt.host + ":" + std::to_string(opt.port) + ": " + ec.message());
+            die("cannot bind " + opt.process.host + ":" + std::to_string(opt.process.port) + ": " +
+                ec.message());
         acceptor.listen(asio::socket_base::max_listen_connections);
         const auto port = acceptor.local_endpoint().port();
-        const std::string host = address.is_v6() ? "[" + opt.host + "]" : opt.host;
+        const std::string host = address.is_v6() ? "[" + opt.process.host + "]" : opt.process.host;
         const std::string base = "http://" + host + ":" + std::to_string(port);
-        if (!opt.public_url_given)
+        if (!opt.process.public_url_given)
             opt.cfg.public_url = base;
 
-        service svc{opt.cfg, wall_now()};
+        store_registry stores{opt.cfg, wall_now()};
         std::printf("listening on %s\n", base.c_str());
         std::fflush(stdout);
 
@@ -435,7 +370,7 @@ int main(int argc, char** argv)
             acceptor.close(ignored);
             ioc.stop();
         });
-        asio::co_spawn(ioc, listener(acceptor, svc), asio::detached);
+        asio::co_spawn(ioc, listener(acceptor, stores), asio::detached);
         ioc.run();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "digital-delivery-sandbox: %s\n", e.what());

@@ -36,6 +36,10 @@ struct sandbox_config {
     std::int64_t upload_url_ttl_seconds = 3600;
     std::int64_t download_url_ttl_seconds = 300;
     std::string shop_name = "Sandbox Store";
+    // SigV4 secret of the presigned storage URLs; empty: derived from the seed.
+    // Stores in one process get distinct secrets, so that one store's URLs are
+    // never accepted by another (see store_registry).
+    std::string storage_secret;
 };
 
 using header_list = std::vector<std::pair<std::string, std::string>>;
@@ -62,6 +66,7 @@ struct response {
 // A storage PUT whose header was accepted: the front end streams exactly
 // `length` bytes into `temp_path`, then calls finish_upload (or abort_upload).
 struct upload_ticket {
+    std::string store_id;  // set by store_registry: the store that accepted it
     std::string asset_id;
     std::string key;
     std::string temp_path;

@@ -1,0 +1,41 @@
+// digital-delivery-sandbox: the flags that configure it. One parser for the
+// command line (server.cpp) and for the options of a store created with
+// POST /sandbox/stores (store_registry). No Beast, no Asio here.
+#pragma once
+
+#include "service.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dd_sandbox {
+
+// The process-level flags: only the command line takes them.
+struct process_options {
+    std::string host = "127.0.0.1";
+    unsigned short port = 0;
+    bool public_url_given = false;
+    bool data_dir_given = false;
+    bool help = false;  // --help / -h was given (parsing stopped there)
+};
+
+// Upper bound of --seed-orders (seeding runs when a store is created).
+inline constexpr std::int64_t max_seed_orders = 1000000;
+
+// Applies the flags in `args` (without the program name) in order onto `cfg`,
+// in the forms "--flag value" and "--flag=value".
+//   Store flags: --rate-limit-points, --rate-limit-window-seconds, --no-rate-limit,
+//   --quota-storage-bytes, --quota-asset-count, --seed, --seed-orders, --watermark,
+//   --watermark-delay-ms, --download-days, --download-limit, --upload-url-ttl-seconds.
+//   Process flags (only when `process` is given, else refused): --host, --port,
+//   --api-key, --data-dir, --public-url, --help (-h).
+// Returns the first problem as a message ("unknown option --x", "missing value
+// for --seed", "invalid value for --seed-orders: abc", ...), or nullopt.
+std::optional<std::string> parse_options(const std::vector<std::string>& args, sandbox_config& cfg,
+                                         process_options* process);
+
+// Whether `flag` (without "=value") is one of the process-level flags.
+bool is_process_flag(std::string_view flag);
+
+} // namespace dd_sandbox

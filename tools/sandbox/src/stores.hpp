@@ -1,0 +1,84 @@
+// digital-delivery-sandbox: several isolated stores in one process. The
+// registry owns the default store (configured by the command line) and the
+// stores created with POST /sandbox/stores, and routes every request to one of
+// them:
+//   - /stores/<id>/storage/... (the presigned URLs of a created store, whose
+//     public_url is <origin>/stores/<id>): to that store, without the prefix;
+//     an unknown store id is S3's 404 NoSuchKey;
+//   - /sandbox/stores[/<id>]: creating and deleting stores (default store's key);
+//   - everything else by X-Auth-Token to the store with that API key; an unknown
+//     or missing key, and /storage/..., go to the default store (which answers
+//     401 where a key is needed).
+// Sans-io like service; not thread-safe (the front end is single-threaded).
+#pragma once
+
+#include "service.hpp"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+
+namespace dd_sandbox {
+
+class store_registry {
+public:
+    // default_cfg configures the default store; its public_url is the origin of
+    // the created stores (their public_url is <origin>/stores/<id>) and their
+    // data directories are <data_dir>/stores/<id>.
+    store_registry(sandbox_config default_cfg, time_point start);
+    // Removes the data directories of the created stores that are left.
+    ~store_registry();
+    store_registry(const store_registry&) = delete;
+    store_registry& operator=(const store_registry&) = delete;
+
+    // Every request except a storage PUT streamed by the front end (see begin_upload).
+    response handle(const request& req, time_point now);
+
+    // The same two-phase upload as service's, for the default store's /storage/
+    // and the created stores' /stores/<id>/storage/.
+    static bool is_storage_upload(std::string_view method, std::string_view target);
+    std::variant<response, upload_ticket> begin_upload(const request& header_only, time_point now);
+    response finish_upload(const upload_ticket& t, std::uint64_t received, time_point now);
+    void abort_upload(const upload_ticket& t);
+
+    static constexpr std::string_view default_id = "default";
+
+    service& default_store() { return *default_; }
+    // The store with this id ("default" for the default store), or null.
+    service* find(std::string_view id);
+    std::size_t created_count() const { return stores_.size(); }
+    // Scheme://host[:port][/path] of the default store: base of every store's URLs.
+    const std::string& origin() const { return default_->config().public_url; }
+
+private:
+    struct store {
+        std::unique_ptr<service> svc;
+        std::string dir;
+        std::string key_hash;
+    };
+    response manage(const request& req, std::string_view path, time_point now);
+    response create_store(const request& req, time_point now);
+    response delete_store(const std::string& id);
+    // The store a /stores/<id>/... target names, and the target without the prefix.
+    struct prefixed {
+        service* svc = nullptr;
+        std::string id;
+        std::string target;
+    };
+    std::optional<prefixed> resolve_prefixed(std::string_view target);
+    service& by_token(const request& req);
+    std::string new_api_key(const std::string& id);
+
+    std::unique_ptr<service> default_;
+    std::map<std::string, store, std::less<>> stores_;                  // id -> store
+    std::unordered_map<std::string, std::string> keys_;  // sha256(api key) -> id
+    std::uint64_t next_id_ = 1;
+    std::random_device random_;
+};
+
+} // namespace dd_sandbox
