@@ -1,6 +1,9 @@
 // Smoke test (label integration): starts the real digital-delivery-sandbox on
 // 127.0.0.1 port 0, waits for "listening on", does two keep-alive GETs over a raw
-// socket and one storage PUT refusal, then stops it with SIGTERM.
+// socket and one storage PUT refusal, then stops it with SIGTERM. And a store
+// of its own in the program's shared sandbox (sandbox_process::shared()).
+#include "sandbox_process.hpp"
+
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -157,4 +160,38 @@ TEST(SandboxSmoke, StartsServesAndStops)
     c.pid = -1;
     EXPECT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(SandboxSmoke, SharedProcessCreatesAStoreForATest)
+{
+    auto& sb = dd_test::sandbox_process::shared();
+    const auto store = sb.create_store({"--seed-orders", "3"});
+    EXPECT_EQ(store.origin, sb.origin());
+    EXPECT_EQ(store.base_url, sb.origin() + "/api/v1/external");
+    EXPECT_FALSE(store.id.empty());
+    EXPECT_NE(store.api_key, sb.api_key());
+    const int port = std::stoi(sb.origin().substr(sb.origin().rfind(':') + 1));
+
+    const int fd = connect_to(port);
+    ASSERT_GE(fd, 0);
+    std::string pending;
+    ASSERT_TRUE(send_all(fd, "GET /api/v1/external/orders?per_page=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                             "X-Auth-Token: " + store.api_key + "\r\n\r\n"));
+    std::string r = read_response(fd, pending);
+    EXPECT_EQ(r.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << r;
+    EXPECT_NE(r.find("\"total_count\":3"), std::string::npos) << r;  // this store's orders
+    // the built-in rate limit (the default store has --no-rate-limit)
+    EXPECT_NE(r.find("X-RateLimit-Limit: 40\r\n"), std::string::npos) << r;
+    ::close(fd);
+
+    // refusals throw with the status and the body
+    try {
+        sb.create_store({"--port", "1"});
+        ADD_FAILURE() << "a process flag was taken as a store option";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("HTTP 422"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("--port configures the whole process"), std::string::npos) << e.what();
+    }
+    sb.delete_store(store.id);
+    EXPECT_THROW(sb.delete_store(store.id), std::runtime_error);
 }
