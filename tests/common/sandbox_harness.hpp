@@ -1,7 +1,8 @@
-// Shared harness of the client-against-sandbox integration tests: one
-// digital-delivery-sandbox process, an io_context, the Beast transport and a
-// client, plus helpers that run one operation to completion and talk to the
-// sandbox-only endpoints (/sandbox/...) and the storage through the transport.
+// Shared harness of the client-against-sandbox integration tests: a store of
+// its own in the program's one digital-delivery-sandbox process (created with
+// the given options), an io_context, the Beast transport and a client, plus
+// helpers that run one operation to completion and talk to the sandbox-only
+// endpoints (/sandbox/...) and the storage through the transport.
 #ifndef DIGITAL_DELIVERY_TESTS_INTEGRATION_SANDBOX_HARNESS_HPP
 #define DIGITAL_DELIVERY_TESTS_INTEGRATION_SANDBOX_HARNESS_HPP
 
@@ -47,26 +48,32 @@ T wait_for(asio::io_context& ioc, std::future<T>& fut)
     return dd_test::wait(ioc, fut);
 }
 
-/// A sandbox, an io_context, a Beast transport and a client of that sandbox.
+/// A sandbox store, an io_context, a Beast transport and a client of that store.
 struct sandbox_env
 {
-    dd_test::sandbox_process sb;
+    dd_test::sandbox_process::store store;
     asio::io_context ioc;
     dd::beast_transport transport{ioc.get_executor(), dd::beast_transport_params{}};
     dd::client client;
 
-    sandbox_env(std::vector<std::string> args, std::string api_key, dd::client_params params = {})
-        : sb(std::move(args), std::move(api_key)), client(make_client(std::move(params)))
+    /// A new store with these sandbox options (the command line's store flags)
+    /// and API key.
+    sandbox_env(std::vector<std::string> options, std::string api_key, dd::client_params params = {})
+        : store(dd_test::sandbox_process::shared().create_store(std::move(options), std::move(api_key))),
+          client(make_client(std::move(params)))
     {
     }
 
     dd::client make_client(dd::client_params p)
     {
-        p.base_url = sb.base_url();
+        p.base_url = store.base_url;
         if (p.api_key.empty())
-            p.api_key = sb.api_key();
+            p.api_key = store.api_key;
         return dd::client(transport, std::move(p));
     }
+
+    /// The base of this store's presigned storage URLs.
+    std::string public_url() const { return store.origin + "/stores/" + store.id; }
 
     /// Runs `f(token)` (a request function call with the given token) to
     /// completion with as_tuple(use_awaitable); returns the tuple.
@@ -82,7 +89,7 @@ struct sandbox_env
     {
         auto prom = std::make_shared<std::promise<std::pair<dd::error_code, dd::http_response>>>();
         auto fut = prom->get_future();
-        client.impl()->transport().async_send(std::move(req), [prom](dd::error_code ec, dd::http_response r) {
+        transport.async_send(std::move(req), [prom](dd::error_code ec, dd::http_response r) {
             prom->set_value({ec, std::move(r)});
         });
         auto [ec, r] = wait_for(ioc, fut);
@@ -104,8 +111,8 @@ struct sandbox_env
     {
         dd::http_request req;
         req.method = m;
-        req.url = sb.origin() + path;
-        req.headers.add("X-Auth-Token", sb.api_key());
+        req.url = store.origin + path;
+        req.headers.add("X-Auth-Token", store.api_key);
         req.headers.add("Accept", "application/json");
         if (body)
         {

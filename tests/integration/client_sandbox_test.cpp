@@ -126,7 +126,7 @@ TEST_F(ClientSandbox, asset_endpoints_return_their_fields)
     ASSERT_TRUE(created.upload.has_value());
     const dd::upload_handle& up = *created.upload;
     EXPECT_EQ(up.method, "PUT");
-    EXPECT_EQ(up.url.rfind(e.sb.origin() + "/storage/sandbox-assets/", 0), 0u) << up.url;
+    EXPECT_EQ(up.url.rfind(e.public_url() + "/storage/sandbox-assets/", 0), 0u) << up.url;
     EXPECT_NE(up.url.find("X-Amz-Signature="), std::string::npos);
     EXPECT_EQ(up.headers.size(), 2u);
     EXPECT_EQ(up.headers.find("Content-Type"), "application/pdf");
@@ -945,8 +945,8 @@ TEST_F(ClientSandbox, rate_limit_snapshot_reflects_the_headers)
 
     // The same headers as a response seen directly through the transport.
     dd::http_request req;
-    req.url = e.sb.base_url() + "/orders?per_page=1";
-    req.headers.add("X-Auth-Token", e.sb.api_key());
+    req.url = e.store.base_url + "/orders?per_page=1";
+    req.headers.add("X-Auth-Token", e.store.api_key);
     const dd::http_response r = e.send(std::move(req));
     ASSERT_EQ(r.status, 200u);
     EXPECT_EQ(r.headers.find("X-RateLimit-Limit"), "100000");

@@ -39,10 +39,14 @@ using dd_test::pattern;
 using dd_test::temp_file;
 
 // Delays the first PUT it carries (the URL expires meanwhile).
-struct delaying_transport
+// Moves the store's clock on by `advance` before it sends the first PUT, as
+// if that PUT had been held back: the upload URL it carries has then expired.
+struct clock_advancing_transport
 {
     dd::any_transport inner;
-    std::chrono::milliseconds delay;
+    std::string clock_url;  // origin + "/sandbox/clock"
+    std::string api_key;
+    double advance_seconds;
     std::shared_ptr<int> puts = std::make_shared<int>(0);
 
     asio::any_io_executor get_executor() const { return inner.get_executor(); }
@@ -50,22 +54,35 @@ struct delaying_transport
     {
         if (req.method != dd::http_method::put || (*puts)++ > 0)
             return inner.async_send(std::move(req), std::move(h));
-        auto t = std::make_shared<asio::steady_timer>(inner.get_executor(), delay);
-        t->async_wait([t, in = inner, req = std::move(req), h = std::move(h)](dd::error_code) mutable {
-            in.async_send(std::move(req), std::move(h));
-        });
+        dd::http_request advance;
+        advance.method = dd::http_method::post;
+        advance.url = clock_url;
+        advance.headers.add("X-Auth-Token", api_key);
+        advance.headers.add("Content-Type", "application/json");
+        advance.body = R"({"advance_seconds":)" + std::to_string(advance_seconds) + "}";
+        auto in = inner;
+        in.async_send(std::move(advance),
+                      dd::transport_handler([in, req = std::move(req), h = std::move(h)](dd::error_code ec, dd::http_response r) mutable {
+                          EXPECT_FALSE(ec) << ec.message();
+                          EXPECT_EQ(r.status, 200u) << r.body;
+                          in.async_send(std::move(req), std::move(h));
+                      }));
     }
 };
 
 class upload_sandbox : public ::testing::Test
 {
 protected:
-    explicit upload_sandbox(std::vector<std::string> args = {"--no-rate-limit", "--seed-orders", "5"}) : sb(std::move(args)) {}
+    // A store of its own for each test.
+    explicit upload_sandbox(std::vector<std::string> options = {"--no-rate-limit", "--seed-orders", "5"})
+        : store(dd_test::sandbox_process::shared().create_store(std::move(options)))
+    {
+    }
 
-    dd_test::sandbox_process sb;
+    dd_test::sandbox_process::store store;
     asio::io_context ioc;
     dd::beast_transport transport{ioc.get_executor()};
-    dd::client client{transport, dd::client_params{.base_url = sb.base_url(), .api_key = sb.api_key()}};
+    dd::client client{transport, dd::client_params{.base_url = store.base_url, .api_key = store.api_key}};
     dd::diagnostics diag;
 
     template <class Aw>
@@ -99,7 +116,7 @@ protected:
         req.body = std::move(body);
         if (!req.body.empty())
             req.headers.add("Content-Type", "application/json");
-        req.headers.add("X-Auth-Token", sb.api_key());
+        req.headers.add("X-Auth-Token", store.api_key);
         req.timeout = 30s;
         auto [ec, r] = send(std::move(req));
         EXPECT_FALSE(ec) << ec.message();
@@ -115,7 +132,7 @@ protected:
         dp.asset_ids = {a.id};
         auto [ec, created] = run(dd::create_digital_product(client, dp, asio::as_tuple(asio::use_awaitable)));
         EXPECT_FALSE(ec) << ec.message();
-        auto pr = raw(dd::http_method::post, sb.origin() + "/sandbox/purchases",
+        auto pr = raw(dd::http_method::post, store.origin + "/sandbox/purchases",
                       R"({"store_product_id":)" + std::to_string(product) + R"(,"email":"ada@example.com"})");
         EXPECT_EQ(pr.status, 201u) << pr.body;
         const auto id_pos = pr.body.find(R"("id":")");
@@ -237,7 +254,9 @@ TEST_F(upload_sandbox_short_ttl, direct_put_to_an_expired_url)
     na.byte_size = 3;
     auto [ec, created] = run(dd::create_asset(client, na, asio::as_tuple(asio::use_awaitable)));
     ASSERT_FALSE(ec);
-    std::this_thread::sleep_for(1500ms);
+    // The store's clock moves past the URL's 1 s validity.
+    const auto moved = raw(dd::http_method::post, store.origin + "/sandbox/clock", R"({"advance_seconds":2})");
+    ASSERT_EQ(moved.status, 200u) << moved.body;
     dd::http_request put;
     put.method = dd::http_method::put;
     put.url = created.upload->url;
@@ -253,8 +272,9 @@ TEST_F(upload_sandbox_short_ttl, direct_put_to_an_expired_url)
 
 TEST_F(upload_sandbox_short_ttl, expired_url_recovers_through_replace)
 {
-    auto delayed = std::make_shared<delaying_transport>(delaying_transport{dd::any_transport(transport), 1500ms});
-    dd::client c(delayed, dd::client_params{.base_url = sb.base_url(), .api_key = sb.api_key()});
+    auto delayed = std::make_shared<clock_advancing_transport>(
+        clock_advancing_transport{dd::any_transport(transport), store.origin + "/sandbox/clock", store.api_key, 2});
+    dd::client c(delayed, dd::client_params{.base_url = store.base_url, .api_key = store.api_key});
     const std::string data = pattern(200000, 3);
     auto [ec, a] = upload(c, std::make_shared<dd::memory_source>(data), {.filename = "recovered.bin"});
     ASSERT_FALSE(ec) << ec.message() << " " << diag.to_string();

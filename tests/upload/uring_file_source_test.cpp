@@ -117,10 +117,10 @@ TEST(uring_file_source, uploads_through_the_beast_transport)
 {
     if (!io_uring_usable())
         GTEST_SKIP() << "io_uring_queue_init failed: the kernel or its policy refuses io_uring here";
-    dd_test::sandbox_process sb({"--no-rate-limit", "--seed-orders", "1"});
+    const auto store = dd_test::sandbox_process::shared().create_store({"--no-rate-limit", "--seed-orders", "1"});
     asio::io_context ioc;
     dd::beast_transport transport(ioc.get_executor());
-    dd::client client(transport, {.base_url = sb.base_url(), .api_key = sb.api_key()});
+    dd::client client(transport, {.base_url = store.base_url, .api_key = store.api_key});
     const std::string data = pattern(5 * 1024 * 1024 + 7);
     temp_file f(data);
     dd::error_code ec;

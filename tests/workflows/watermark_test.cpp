@@ -44,6 +44,23 @@ protected:
             o.d = std::move(d);
         };
     }
+
+    /// Waits with `opts` (whose deadline `vc` set `at` from now) while the
+    /// server keeps answering "processing": still waiting 1 ms before the
+    /// deadline, done at it. Returns the outcome.
+    outcome wait_until_deadline(dd::testing::virtual_clock& vc, const dd::watermark_wait_options& opts,
+                                std::chrono::milliseconds at)
+    {
+        for (int i = 0; i < 40; ++i)
+            fake->expect(dd::http_method::get, path).respond(200, downloads("processing", false));
+        outcome o;
+        dd::async_wait_for_downloads(client, "o1", opts, recorder(o));
+        vc.run_for(ioc, at - 1ms, 1ms);
+        EXPECT_FALSE(o.done) << "gave up before the deadline";
+        vc.run_for(ioc, 1ms, 1ms);
+        EXPECT_TRUE(o.done) << "still polling after the deadline";
+        return o;
+    }
 };
 
 TEST_F(watermark_test, polls_until_ready)
@@ -69,19 +86,12 @@ TEST_F(watermark_test, nothing_to_wait_for_completes_after_one_poll)
 
 TEST_F(watermark_test, deadline_exceeded)
 {
-    for (int i = 0; i < 40; ++i)
-        fake->expect(dd::http_method::get, path).respond(200, downloads("processing", false));
     dd::testing::virtual_clock vc;
     auto opts = fast;
     opts.deadline = vc.now() + 60ms;
-    std::optional<dd::error_code> ec;
-    dd::async_wait_for_downloads(client, "o1", opts, [&](dd::error_code e, dd::order_downloads) { ec = e; });
-    vc.run_for(ioc, 59ms, 1ms);
-    EXPECT_FALSE(ec) << "gave up before the deadline";
-    vc.run_for(ioc, 1ms, 1ms);
-    ASSERT_TRUE(ec) << "still polling after the deadline";
-    EXPECT_EQ(*ec, dd::client_errc::deadline_exceeded);
-    EXPECT_EQ(*ec, dd::condition::timeout);
+    const auto o = wait_until_deadline(vc, opts, 60ms);
+    EXPECT_EQ(o.ec, dd::client_errc::deadline_exceeded);
+    EXPECT_EQ(o.ec, dd::condition::timeout);
     const auto sent = fake->requests().size();
     EXPECT_GE(sent, 3u);
     EXPECT_LE(sent, 12u) << "backoff grows";
@@ -90,18 +100,10 @@ TEST_F(watermark_test, deadline_exceeded)
 
 TEST_F(watermark_test, request_options_deadline_is_the_waits_deadline_too)
 {
-    for (int i = 0; i < 40; ++i)
-        fake->expect(dd::http_method::get, path).respond(200, downloads("processing", false));
     dd::testing::virtual_clock vc;
     auto opts = fast;
     opts.request.deadline = vc.now() + 30ms;
-    std::optional<dd::error_code> ec;
-    dd::async_wait_for_downloads(client, "o1", opts, [&](dd::error_code e, dd::order_downloads) { ec = e; });
-    vc.run_for(ioc, 29ms, 1ms);
-    EXPECT_FALSE(ec) << "gave up before the deadline";
-    vc.run_for(ioc, 1ms, 1ms);
-    ASSERT_TRUE(ec) << "still polling after the deadline";
-    EXPECT_EQ(*ec, dd::client_errc::deadline_exceeded);
+    EXPECT_EQ(wait_until_deadline(vc, opts, 30ms).ec, dd::client_errc::deadline_exceeded);
 }
 
 TEST_F(watermark_test, polls_are_background_priority_with_the_callers_headers)

@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 
 namespace dd = digital_delivery;
@@ -31,9 +32,15 @@ namespace {
 class workflows_sandbox : public ::testing::Test
 {
 protected:
-    dd_test::sandbox_process sb{{"--no-rate-limit", "--seed-orders", "1000", "--watermark-delay-ms", "400"}};
+    static inline std::optional<dd_test::sandbox_process::store> store;
+    static void SetUpTestSuite()
+    {
+        store = dd_test::sandbox_process::shared().create_store(
+            {"--no-rate-limit", "--seed-orders", "1000", "--watermark-delay-ms", "400"});
+    }
     asio::io_context ioc;
-    dd::client client{dd::beast_transport(ioc.get_executor()), dd::client_params{.base_url = sb.base_url(), .api_key = sb.api_key()}};
+    dd::beast_transport transport{ioc.get_executor()};
+    dd::client client{transport, dd::client_params{.base_url = store->base_url, .api_key = store->api_key}};
 
     // Runs a coroutine to completion (hang-guarded).
     template <class F>
@@ -100,7 +107,7 @@ TEST_F(workflows_sandbox, purchase_then_wait_for_the_watermark)
         dd::new_digital_product ndp{.store_product_id = product_id};
         ndp.asset_ids.push_back(created.id);
         auto dp = co_await dd::create_digital_product(client, ndp);
-        dd::client control(client.impl()->transport(), dd::client_params{.base_url = sb.origin(), .api_key = sb.api_key()});
+        dd::client control(transport, dd::client_params{.base_url = store->origin, .api_key = store->api_key});
         boost::json::object purchase;
         purchase["store_product_id"] = product_id;
         purchase["email"] = "ada@example.com";
