@@ -1010,7 +1010,7 @@ inline void watch_phase(request_op& op, connection& c, std::chrono::milliseconds
         watch(c, op.deadline, client_errc::request_timeout, op.impl->strand_);
 }
 
-asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> op, conn_ptr c)
+inline asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> op, conn_ptr c)
 {
     auto& impl = *op->impl;
     const auto& p = impl.params_;

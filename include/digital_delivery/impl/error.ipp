@@ -8,9 +8,9 @@
 #include <digital_delivery/error.hpp>
 
 #include <boost/asio/error.hpp>
-#include <boost/asio/ssl/error.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace digital_delivery {
 namespace detail {
@@ -160,6 +160,14 @@ inline bool api_in_condition(api_errc e, condition c) noexcept
     }
 }
 
+// asio's TLS categories ("asio.ssl", "asio.ssl.stream"), known by name so that
+// this file does not include OpenSSL's headers.
+inline bool is_tls_category(const boost::system::error_category& c) noexcept
+{
+    const std::string_view name = c.name();
+    return name == "asio.ssl" || name.rfind("asio.ssl.", 0) == 0;
+}
+
 class condition_category_impl final : public boost::system::error_category
 {
 public:
@@ -180,7 +188,7 @@ public:
                    code.category() == boost::asio::error::get_netdb_category() ||
                    code.category() == boost::asio::error::get_addrinfo_category() ||
                    code.category() == boost::asio::error::get_misc_category() ||
-                   code.category() == boost::asio::error::get_ssl_category();
+                   is_tls_category(code.category());
         return false;
     }
 };
