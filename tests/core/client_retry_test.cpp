@@ -8,6 +8,8 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <optional>
+
 using namespace fixtures;
 using namespace std::chrono_literals;
 
@@ -217,3 +219,36 @@ TEST_F(retry_test, snapshot_follows_the_server_headers)
 }
 
 }  // namespace
+
+TEST_F(retry_test, cancelled_after_the_limiters_grant_sends_nothing)
+{
+    // The cancellation arrives after the limiter granted the points (its
+    // completion is queued) and before the operation resumes: nothing may be
+    // sent, and the points go back to the bucket.
+    dd::testing::virtual_clock vc;
+    auto c = make_client({.capacity = 1, .window = std::chrono::seconds(10)});
+    fake->expect_any().respond(200, ok_order());
+    run([&](auto t) { return dd::get_order(c, "o1", t); });  // the bucket is empty now
+    ASSERT_EQ(fake->requests().size(), 1u);
+
+    asio::cancellation_signal sig;
+    std::optional<dd::error_code> got;
+    dd::get_order(c, "o2", diag, asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, dd::order) { got = ec; }));
+    vc.run_for(ioc, 9s, 1s);
+    ASSERT_FALSE(got) << "waiting for the refill";
+    vc.advance(1s);
+    // Runs the limiter's timer alone: it grants and queues the completion.
+    ASSERT_EQ(ioc.run_one_for(std::chrono::seconds(5)), 1u);
+    ASSERT_FALSE(got);
+    sig.emit(asio::cancellation_type::terminal);
+    dd_test::run(ioc);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, asio::error::operation_aborted);
+    EXPECT_EQ(fake->requests().size(), 1u) << "a cancelled request was sent";
+    // The granted point went back to the bucket: the next request goes out
+    // without time passing.
+    fake->expect_any().respond(200, ok_order());
+    auto [ec, o] = run([&](auto t) { return dd::get_order(c, "o3", diag, t); });
+    EXPECT_FALSE(ec) << ec.message() << " " << diag.to_string();
+    EXPECT_EQ(fake->requests().size(), 2u);
+}

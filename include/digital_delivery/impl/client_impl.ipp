@@ -484,6 +484,16 @@ struct execute_op
         finish(self, ec, std::move(resp));
     }
 
+    // A terminal cancellation may arrive after a step completed successfully
+    // (the limiter's grant or the backoff timer's expiry already queued) and
+    // before the operation resumes: the completion then carries no error.
+    template <class Self>
+    static bool cancelled(Self& self)
+    {
+        return (self.get_cancellation_state().cancelled() & boost::asio::cancellation_type::terminal) !=
+               boost::asio::cancellation_type::none;
+    }
+
     template <class Self>
     void acquire(Self& self)
     {
@@ -561,6 +571,11 @@ struct execute_op
             s.rs->add_rate_limit_wait(clock::now() - s.wait_started);
             if (ec)
                 return fail(self, ec);
+            if (cancelled(self))
+            {
+                s.self->limiter().refund(s.p.cost);  // granted, never spent
+                return fail(self, boost::asio::error::operation_aborted);
+            }
             const auto now = clock::now();
             if (s.p.deadline && now >= *s.p.deadline)
                 return fail(self, client_errc::deadline_exceeded);
@@ -603,8 +618,7 @@ struct execute_op
             const retry_decision d = s.rs->on_failure(f, s.p.idempotent, clock::now());
             if (!d.retry)
                 return fail(self, ec, std::move(resp));
-            if ((self.get_cancellation_state().cancelled() & boost::asio::cancellation_type::terminal) !=
-                boost::asio::cancellation_type::none)
+            if (cancelled(self))
                 return fail(self, boost::asio::error::operation_aborted);
             // The next attempt starts afresh: drop what the failure recorded.
             if (s.diag)
@@ -626,6 +640,8 @@ struct execute_op
         case state::backed_off:
             if (ec)  // cancelled while backing off
                 return fail(self, ec);
+            if (cancelled(self))
+                return fail(self, boost::asio::error::operation_aborted);
             acquire(self);
             return;
         }
