@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 
 namespace dd_test {
 
@@ -65,6 +66,11 @@ struct counting_transport
 /// Runs the load; `run` drives the io_context to completion (a hang-guarded
 /// runner in tests, plain ioc.run() in the benchmark). `limiter`: the client's
 /// rate limiter on (sized capacity/window like the server's bucket) or off.
+/// Between the setup (3 points) and the load, it waits 1.2 windows so that
+/// both buckets, the server's and the client's estimate, are full when the
+/// load starts: both refill on the wall clock (the sandbox's rate limiter does
+/// not follow its store's clock), so the wait is certain to be long enough,
+/// whatever the machine's load.
 template <class Runner>
 scheduler_load_result run_scheduler_load(const std::string& base_url, const std::string& api_key, double capacity,
                                          double window_seconds, int n, bool limiter, Runner run)
@@ -99,6 +105,7 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
     out.setup_ok = !asset_id.empty() && !order_id.empty();
     if (!out.setup_ok)
         return out;
+    std::this_thread::sleep_for(std::chrono::duration<double>(window_seconds * 1.2));
 
     const int before = responses->load();
     const int refused_before = refused->load();
