@@ -36,6 +36,7 @@
 #include <digital_delivery/transport.hpp>
 #include <digital_delivery/upload.hpp>
 #include <digital_delivery/upload_options.hpp>
+#include <digital_delivery/version.hpp>
 #include <digital_delivery/watermark.hpp>
 #include <digital_delivery/workflow_error.hpp>
 

@@ -32,6 +32,9 @@ elseif(MODE STREQUAL "pkg_config")
         message(FATAL_ERROR "pkg-config does not know digital_delivery")
     endif()
     separate_arguments(flags UNIX_COMMAND "${flags}")
-    run(${CXX} ${project_dir}/other.cpp ${project_dir}/main.cpp -o ${WORK_DIR}/consumer ${flags})
+    execute_process(COMMAND pkg-config --modversion digital_delivery OUTPUT_VARIABLE version
+                    OUTPUT_STRIP_TRAILING_WHITESPACE)
+    run(${CXX} ${project_dir}/other.cpp ${project_dir}/main.cpp -o ${WORK_DIR}/consumer ${flags}
+        "-DDD_EXPECTED_VERSION=\"${version}\"")
     run(${WORK_DIR}/consumer)
 endif()

@@ -7,6 +7,12 @@
 #include <boost/asio/io_context.hpp>
 
 #include <cstdio>
+#include <string_view>
+
+// The build system's version of the package (CMake or pkg-config) is the headers'.
+static_assert(std::string_view(DIGITAL_DELIVERY_VERSION_STRING) == DD_EXPECTED_VERSION);
+static_assert(DIGITAL_DELIVERY_VERSION ==
+              DIGITAL_DELIVERY_VERSION_MAJOR * 100000 + DIGITAL_DELIVERY_VERSION_MINOR * 100 + DIGITAL_DELIVERY_VERSION_PATCH);
 
 namespace dd = digital_delivery;
 namespace asio = boost::asio;
