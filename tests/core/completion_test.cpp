@@ -11,6 +11,10 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/json/parse.hpp>
+
+#include <algorithm>
+#include <optional>
 
 using namespace fixtures;
 using namespace std::chrono_literals;
@@ -168,21 +172,31 @@ TEST_F(completion_test, callback_never_runs_inline_and_runs_on_its_executor)
 
 TEST_F(completion_test, deferred_operation_owns_its_arguments)
 {
-    script_order();
+    // A deferred operation is initiated later than it is created: whatever the
+    // caller passed (the id, the payload) must be copied at creation. The
+    // caller's strings are overwritten and then freed before the initiation:
+    // a kept reference would send the overwritten bytes, or read freed memory
+    // (which ASan reports). The strings are long, so they live on the heap.
+    const std::string long_id(200, 'i');
+    const std::string long_name(300, 'n');
+    fake->expect(dd::http_method::patch, target("/assets/" + long_id)).respond(200, R"({"asset":)" + asset_json() + "}");
     auto op = [&] {
-        std::string id = "o1";
-        dd::order_query q{.q = "temporary"};
-        (void)q;
-        return dd::get_order(client, id);  // id dies here
-    }();
-    std::string got;
-    std::move(op)([&](dd::error_code ec, dd::order o) {
-        EXPECT_FALSE(ec);
-        got = o.id;
-    });
+        std::string id = long_id;
+        dd::asset_update upd{.name = long_name};
+        auto deferred = dd::update_asset(client, id, upd);
+        std::fill(id.begin(), id.end(), 'X');
+        std::fill(upd.name->begin(), upd.name->end(), 'X');
+        return deferred;
+    }();  // id and upd are freed here
+    std::optional<dd::error_code> got;
+    std::move(op)([&](dd::error_code ec, dd::asset) { got = ec; });
     dd_test::run(ioc);
-    EXPECT_EQ(got, "o1");
-    EXPECT_EQ(fake->requests().at(0).url, std::string(base_url) + "/orders/o1");
+    ASSERT_TRUE(got);
+    EXPECT_FALSE(*got) << got->message();
+    ASSERT_EQ(fake->requests().size(), 1u);
+    EXPECT_EQ(fake->requests()[0].url, std::string(base_url) + "/assets/" + long_id);
+    const auto body = boost::json::parse(fake->requests()[0].body);
+    EXPECT_EQ(body.at("asset").at("name").as_string(), long_name);
 }
 
 TEST_F(completion_test, terminal_cancellation_then_client_still_works)
