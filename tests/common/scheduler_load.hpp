@@ -32,6 +32,7 @@ struct scheduler_load_result
     int refused_429 = 0;    // 429 answers the transport saw
     int responses = 0;      // answers to the measured requests (resends included)
     long points = 0;        // points the measured requests cost
+    long points_served = 0; // points of the requests that succeeded
     double seconds = 0;     // first request to last completion (wall time: reported, never asserted)
     bool setup_ok = false;  // the asset and the order to work on were there
 };
@@ -110,6 +111,7 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
     const int before = responses->load();
     const int refused_before = refused->load();
     std::atomic<int> ok{0}, failed{0};
+    std::atomic<long> served{0};
     const auto t0 = std::chrono::steady_clock::now();
     auto t_last = t0;
     for (int i = 0; i < n; ++i)
@@ -138,13 +140,17 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
                     std::fprintf(stderr, "request %d failed: %s (%s)\n", i, ec.message().c_str(), diag.to_string().c_str());
                 }
                 else
+                {
                     ++ok;
+                    served += write ? 2 : 1;
+                }
                 t_last = std::chrono::steady_clock::now();
             },
             asio::detached);
     }
     run(ioc);
     out.ok = ok.load();
+    out.points_served = served.load();
     out.failed = failed.load();
     out.refused_429 = refused->load() - refused_before;
     out.responses = responses->load() - before;
