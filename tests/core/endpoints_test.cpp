@@ -459,3 +459,21 @@ TEST(base_url, invalid_configuration_throws_typed_errors)
 }
 
 }  // namespace
+
+TEST(http_headers, adding_a_value_viewed_from_the_same_headers)
+{
+    // The view points into the headers' own buffer, which grows (and moves)
+    // while the new field is appended: the field must still get those bytes.
+    dd::http_headers h;
+    const std::string value(200, 'v');
+    h.add("A", value);
+    for (int i = 0; i < 8; ++i)
+    {
+        const std::string_view seen = *h.find("A");
+        h.add("Copy-" + std::to_string(i), seen);
+        h.set("A", *h.find("A"));  // set() with its own value too
+    }
+    EXPECT_EQ(*h.find("A"), value);
+    for (int i = 0; i < 8; ++i)
+        EXPECT_EQ(h.find("Copy-" + std::to_string(i)).value_or(""), value) << i;
+}

@@ -8,6 +8,8 @@
 #include <digital_delivery/http_message.hpp>
 
 #include <algorithm>
+#include <functional>
+#include <string>
 
 namespace digital_delivery {
 namespace detail {
@@ -44,6 +46,17 @@ DIGITAL_DELIVERY_DECL std::string_view to_string(http_method m) noexcept
 
 DIGITAL_DELIVERY_DECL void http_headers::add(std::string_view name, std::string_view value)
 {
+    // `name` or `value` may view our own buffer (a value found here and added
+    // again): growing the buffer would free what they point to. Copy first.
+    const auto inside = [this](std::string_view s) {
+        const std::less<const char*> before;
+        return !s.empty() && !before(s.data(), data_.data()) && before(s.data(), data_.data() + data_.size());
+    };
+    if (inside(name) || inside(value))
+    {
+        const std::string n(name), v(value);
+        return add(n, v);
+    }
     entry e;
     e.name_off = static_cast<std::uint32_t>(data_.size());
     e.name_len = static_cast<std::uint32_t>(name.size());
