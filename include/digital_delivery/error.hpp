@@ -101,8 +101,9 @@ enum class condition : int
     rate_limited,        ///< 429 or a rate-limit wait that could not finish in time.
     timeout,             ///< Any timeout or deadline.
     decode,              ///< The response could not be decoded.
-    transport,           ///< Network, TLS or HTTP protocol failure.
+    transport,           ///< Network, TLS or HTTP protocol failure (not a cancellation).
     storage,             ///< The object storage refused an upload or download.
+    cancelled,           ///< The operation was cancelled (asio::error::operation_aborted).
 };
 
 DIGITAL_DELIVERY_DECL const boost::system::error_category& get_client_category() noexcept;

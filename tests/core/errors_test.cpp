@@ -491,6 +491,19 @@ TEST_F(errors_test, transport_errors_pass_through_with_diagnostics)
     EXPECT_EQ(ec2, dd::condition::timeout);
 }
 
+TEST(conditions, cancellation_is_its_own_condition_not_a_transport_failure)
+{
+    const dd::error_code aborted = asio::error::operation_aborted;
+    EXPECT_EQ(aborted, dd::condition::cancelled);
+    EXPECT_NE(aborted, dd::condition::transport);
+    EXPECT_NE(aborted, dd::condition::timeout);
+    const dd::error_code refused = asio::error::connection_refused;
+    EXPECT_EQ(refused, dd::condition::transport);
+    EXPECT_NE(refused, dd::condition::cancelled);
+    EXPECT_NE(dd::error_code(dd::client_errc::request_timeout), dd::condition::cancelled);
+    EXPECT_EQ(dd::make_error_condition(dd::condition::cancelled).message(), "cancelled");
+}
+
 TEST_F(errors_test, rate_limit_headers_are_recorded)
 {
     EXPECT_NE(client.rate_limit().source, dd::rate_limit_source::header);

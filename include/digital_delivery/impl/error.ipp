@@ -119,6 +119,7 @@ inline const char* condition_message(int ev) noexcept
     case condition::decode: return "decode failure";
     case condition::transport: return "transport failure";
     case condition::storage: return "storage failure";
+    case condition::cancelled: return "cancelled";
     }
     return "unknown condition";
 }
@@ -181,10 +182,13 @@ public:
             return client_in_condition(static_cast<client_errc>(code.value()), c);
         if (code.category() == get_api_category())
             return api_in_condition(static_cast<api_errc>(code.value()), c);
+        const bool aborted = code == boost::asio::error::operation_aborted;
+        if (c == condition::cancelled)
+            return aborted;
         if (c == condition::timeout)
             return code == boost::asio::error::timed_out;
         if (c == condition::transport)
-            return code.category() == boost::asio::error::get_system_category() ||
+            return (code.category() == boost::asio::error::get_system_category() && !aborted) ||
                    code.category() == boost::asio::error::get_netdb_category() ||
                    code.category() == boost::asio::error::get_addrinfo_category() ||
                    code.category() == boost::asio::error::get_misc_category() ||
