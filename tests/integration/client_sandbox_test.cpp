@@ -623,18 +623,19 @@ TEST_F(ClientSandbox, missing_resources_are_typed_not_found)
 
 TEST_F(ClientSandbox, blank_external_url_refused_by_client_and_by_server)
 {
-    // The client refuses a blank external_url before sending...
+    // The client refuses a blank external_url before sending, with the code
+    // the server's answer gives...
     auto [ec, r] = e.run([&](auto t) {
         return dd::create_asset(e.client, {.type = dd::asset_type::external, .external_url = "  "}, diag, t);
     });
-    EXPECT_EQ(ec, dd::condition::invalid_input) << ec.message();
+    EXPECT_EQ(ec, dd::api_errc::external_url_blank) << ec.message();
     EXPECT_EQ(diag.http_status, 0u);
     const dd::asset ext = make_external("https://cdn.example.com/blank/test.pdf");
     auto [ec2, r2] = e.run([&](auto t) { return dd::update_asset(e.client, ext.id, {.external_url = ""}, diag, t); });
-    EXPECT_EQ(ec2, dd::condition::invalid_input) << ec2.message();
+    EXPECT_EQ(ec2, dd::api_errc::external_url_blank) << ec2.message();
     EXPECT_EQ(diag.http_status, 0u);
 
-    // ...so the server's own answer is reached through raw requests.
+    // ...which is the server's own answer, reached through raw requests.
     auto [ec3, body3] = e.run([&](auto t) {
         return dd::async_raw_request(
             e.client,

@@ -61,8 +61,9 @@ DIGITAL_DELIVERY_DECL error_code validate(const new_asset& a, std::string& why)
     case asset_type::external:
         if (!a.external_url || detail::is_blank(*a.external_url))
         {
-            why = "an external asset requires external_url (the API answers \"External url can't be blank\")";
-            return client_errc::missing_required_field;
+            // The code the API's answer would give, without the round trip.
+            why = "an external asset requires a non-blank external_url (refused before sending)";
+            return api_errc::external_url_blank;
         }
         break;
     case asset_type::licence: break;
@@ -97,8 +98,8 @@ DIGITAL_DELIVERY_DECL error_code validate(const asset_update& a, std::string& wh
 {
     if (a.external_url && detail::is_blank(*a.external_url))
     {
-        why = "external_url must not be blank";
-        return client_errc::invalid_argument;
+        why = "external_url must not be blank (refused before sending)";
+        return api_errc::external_url_blank;
     }
     return {};
 }
