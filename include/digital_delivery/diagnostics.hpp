@@ -23,11 +23,12 @@ struct diagnostics
     /// HTTP status of the failing response; 0 when none was received.
     unsigned http_status = 0;
 
-    /// The server's `error` message (single-error shape), or the storage's
-    /// `<Message>` for an S3-style XML error.
+    /// The server's words: its `error` message (single-error shape), or the
+    /// messages of its `errors` list joined with "; " (validation shape), or
+    /// the storage's `<Message>` for an S3-style XML error.
     std::string server_message;
 
-    /// The server's `errors` list (validation shape).
+    /// The server's `errors` list (validation shape), one message each.
     std::vector<std::string> server_errors;
 
     /// The server's machine-readable code: `code` in a JSON body (quota
@@ -55,6 +56,23 @@ struct diagnostics
     /// One line for logs: `GET /orders/x: 404 "Order not found"`.
     DIGITAL_DELIVERY_DECL std::string to_string() const;
 };
+
+namespace detail {
+
+/// The messages of `d.server_errors`, joined with "; ".
+inline std::string joined_errors(const diagnostics& d)
+{
+    std::string r;
+    for (const auto& e : d.server_errors)
+    {
+        if (!r.empty())
+            r += "; ";
+        r += e;
+    }
+    return r;
+}
+
+}  // namespace detail
 
 }  // namespace digital_delivery
 

@@ -96,6 +96,10 @@ TEST_F(errors_test, unknown_404_and_422_fall_back_to_generic_codes)
     EXPECT_EQ(ec2, dd::api_errc::validation_failed);
     ASSERT_EQ(diag.server_errors.size(), 2u);
     EXPECT_EQ(diag.server_errors[1], "Byte size must be greater than 0");
+    // The server's words are in server_message whatever the body's shape,
+    // and a log line has them once.
+    EXPECT_EQ(diag.server_message, "Filename can't be blank; Byte size must be greater than 0");
+    EXPECT_EQ(diag.to_string(), R"(GET /orders/o1: 422 "Filename can't be blank; Byte size must be greater than 0")");
 }
 
 TEST_F(errors_test, quota_codes)

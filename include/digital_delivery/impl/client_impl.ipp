@@ -276,6 +276,10 @@ inline void read_json_error(const http_response& r, diagnostics& d)
         else if (it->value().is_string())
             d.server_errors.emplace_back(it->value().get_string());
     }
+    // server_message has the server's words whatever the shape: the messages
+    // of a validation list, joined with "; ", when there is no single error.
+    if (d.server_message.empty() && !d.server_errors.empty())
+        d.server_message = detail::joined_errors(d);
     if (auto it = o->find("code"); it != o->end() && it->value().is_string())
         d.code = std::string(it->value().get_string());
 }

@@ -36,12 +36,14 @@ DIGITAL_DELIVERY_DECL std::string diagnostics::to_string() const
         r += server_message;
         r += "\" ";
     }
-    for (const auto& e : server_errors)
-    {
-        r += '"';
-        r += e;
-        r += "\" ";
-    }
+    // The list is already in server_message unless the body had both shapes.
+    if (server_message != detail::joined_errors(*this))
+        for (const auto& e : server_errors)
+        {
+            r += '"';
+            r += e;
+            r += "\" ";
+        }
     if (!client_message.empty())
     {
         r += client_message;
