@@ -31,6 +31,28 @@ inline time_point at(const char* iso)
     return *parse_iso8601(iso);
 }
 
+// A response's JSON body, its "error" message, its "errors" list.
+inline json::value js(const response& r) { return json::parse(r.body); }
+inline std::string error_of(const response& r) { return std::string(js(r).at("error").as_string()); }
+inline std::vector<std::string> errors_of(const response& r)
+{
+    std::vector<std::string> out;
+    const json::value v = js(r);
+    for (const auto& e : v.at("errors").as_array())
+        out.emplace_back(e.as_string());
+    return out;
+}
+
+// The presigned URL and the signed headers of a create/replace answer's "upload".
+inline std::string upload_url(const json::value& answer) { return std::string(answer.at("upload").at("url").as_string()); }
+inline header_list upload_headers(const json::value& answer)
+{
+    header_list headers;
+    for (const auto& [k, v] : answer.at("upload").at("headers").as_object())
+        headers.emplace_back(std::string(k), std::string(v.as_string()));
+    return headers;
+}
+
 class sandbox_test : public ::testing::Test {
 protected:
     static constexpr const char* host = "sandbox.test:9000";
@@ -83,16 +105,6 @@ protected:
     {
         return call(method, "/api/v1/external" + path, body.is_null() ? "" : json::serialize(body));
     }
-    static json::value js(const response& r) { return json::parse(r.body); }
-    static std::string error_of(const response& r) { return std::string(js(r).at("error").as_string()); }
-    static std::vector<std::string> errors_of(const response& r)
-    {
-        std::vector<std::string> out;
-        const json::value v = js(r);
-        for (const auto& e : v.at("errors").as_array())
-            out.emplace_back(e.as_string());
-        return out;
-    }
 
     // storage: target of a presigned URL (public_url stripped)
     std::string target_of(const std::string& url)
@@ -113,17 +125,6 @@ protected:
             r.headers.push_back(h);
         r.body = data;
         return s().handle(r, now);
-    }
-    static header_list upload_headers(const json::value& created)
-    {
-        header_list h;
-        for (const auto& [k, v] : created.at("upload").at("headers").as_object())
-            h.emplace_back(std::string(k), std::string(v.as_string()));
-        return h;
-    }
-    static std::string upload_url(const json::value& created)
-    {
-        return std::string(created.at("upload").at("url").as_string());
     }
     response get_url(const std::string& url)
     {

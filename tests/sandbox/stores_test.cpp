@@ -156,16 +156,6 @@ protected:
     {
         return reg().handle(storage_request(method, target, data, headers), now);
     }
-    static std::string error_of(const response& r) { return std::string(js(r).at("error").as_string()); }
-    static std::vector<std::string> errors_of(const response& r)
-    {
-        std::vector<std::string> out;
-        const json::value v = js(r);
-        for (const auto& e : v.at("errors").as_array())
-            out.emplace_back(e.as_string());
-        return out;
-    }
-    static json::value js(const response& r) { return json::parse(r.body); }
     static std::string read_file(const fs::path& p)
     {
         std::ifstream f(p, std::ios::binary);
@@ -449,9 +439,7 @@ TEST_F(stores_test, UploadAndDownloadThroughAStoresPrefixedUrls)
     const std::string asset_id(created.at("asset").at("id").as_string());
     const std::string url(created.at("upload").at("url").as_string());
     EXPECT_EQ(url.rfind("http://sandbox.test:9000/stores/s1/storage/sandbox-assets/assets/", 0), 0u) << url;
-    header_list headers;
-    for (const auto& [k, v] : created.at("upload").at("headers").as_object())
-        headers.emplace_back(std::string(k), std::string(v.as_string()));
+    const header_list headers = upload_headers(created);
     const std::string target = target_of(url);
     ASSERT_EQ(new_asset(b.key, "Guide.pdf", data.size()).status, 201);
 
@@ -538,10 +526,8 @@ TEST_F(stores_test, DeleteRemovesTheStoreAndItsFiles)
     auto r = new_asset(a.key, "a.pdf", 3);
     ASSERT_EQ(r.status, 201);
     const auto created = js(r);
-    header_list headers;
-    for (const auto& [k, v] : created.at("upload").at("headers").as_object())
-        headers.emplace_back(std::string(k), std::string(v.as_string()));
-    const std::string target = target_of(std::string(created.at("upload").at("url").as_string()));
+    const header_list headers = upload_headers(created);
+    const std::string target = target_of(upload_url(created));
     ASSERT_EQ(storage("PUT", target, "abc", headers).status, 200);
     ASSERT_FALSE(files_under(dir / "stores" / "s1").empty());
 
@@ -572,10 +558,8 @@ TEST_F(stores_test, StoreDeletedWhileItsUploadStreams)
     auto r = new_asset(a.key, "a.pdf", 3);
     ASSERT_EQ(r.status, 201);
     const auto created = js(r);
-    header_list headers;
-    for (const auto& [k, v] : created.at("upload").at("headers").as_object())
-        headers.emplace_back(std::string(k), std::string(v.as_string()));
-    const std::string target = target_of(std::string(created.at("upload").at("url").as_string()));
+    const header_list headers = upload_headers(created);
+    const std::string target = target_of(upload_url(created));
     auto header_only = storage_request("PUT", target, "abc", headers);
     header_only.body.clear();
     auto begun = reg().begin_upload(header_only, now);
