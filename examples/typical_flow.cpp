@@ -7,16 +7,27 @@
 //   1. upload a local file as an internal asset, with a progress bar;
 //   2. create a licence asset that generates a key per purchase;
 //   3. link both to a storefront product (a digital product);
-//   4. simulate a purchase (sandbox only; against a real service the newest
-//      order is used instead);
+//   4. simulate a purchase;
 //   5. attach an extra asset to that order;
 //   6. notify the buyer;
 //   7. wait for PDF watermarking;
 //   8. print the order's downloads as a table.
 //
 // Configuration: DIGITAL_DELIVERY_BASE_URL and DIGITAL_DELIVERY_API_KEY
-// (examples/run_main_job.sh sets them to a local sandbox). Optional argument:
-// the file to upload (default: a generated PDF of a few MiB).
+// (examples/run_main_job.sh sets them to a local sandbox).
+//
+//   typical_flow [--write] [--order ORDER_ID] [--notify-customer] [--as-real-service] [FILE]
+//
+// It says first which mode it runs in. Against the sandbox (it answers
+// /sandbox/health) it runs every step. Against a real service it only reads
+// (the first page of assets, digital products and orders; ORDER_ID's
+// downloads), unless told otherwise:
+//   --write            run steps 1-3 and, with --order, 5 and 7-8 on ORDER_ID
+//                      (a real service has no simulated purchase);
+//   --notify-customer  also step 6: emails ORDER_ID's real customer;
+//   --as-real-service  behave as against a real service even on the sandbox
+//                      (to rehearse a run).
+// FILE: the file to upload (default: a generated PDF of a few MiB).
 
 #include <digital_delivery.hpp>
 #include <digital_delivery/beast_transport.hpp>
@@ -98,9 +109,66 @@ dd::http_request sandbox_request(const dd::client& client, dd::http_method m, st
 
 std::string or_dash(const std::optional<std::string>& s) { return s ? *s : "-"; }
 
-asio::awaitable<int> typical_flow(dd::client& client, std::string file)
+struct flow_options
+{
+    bool write = false;            // --write
+    bool notify_customer = false;  // --notify-customer
+    bool as_real_service = false;  // --as-real-service
+    std::string order_id;          // --order
+    std::string file;              // FILE
+};
+
+// Read-only: what a real store holds, without changing anything.
+asio::awaitable<int> read_only_tour(dd::client& client, const flow_options& opts, dd::diagnostics& diag)
+{
+    dd::asset_query first_assets{.per_page = 5};
+    auto [aec, assets] = co_await dd::list_assets(client, first_assets, diag, asio::as_tuple(asio::use_awaitable));
+    if (aec)
+        throw dd::error_with_diagnostics(aec, diag);
+    std::printf("assets: %lld in all; first: %s\n", static_cast<long long>(assets.pagination.total_count),
+                assets.assets.empty() ? "-" : assets.assets.front().name.value_or("(no name)").c_str());
+    dd::digital_product_query first_products{.per_page = 5};
+    auto [pec, products] = co_await dd::list_digital_products(client, first_products, diag, asio::as_tuple(asio::use_awaitable));
+    if (pec)
+        throw dd::error_with_diagnostics(pec, diag);
+    std::printf("digital products: %lld in all\n", static_cast<long long>(products.pagination.total_count));
+    dd::order_query newest{.per_page = 5};
+    auto [oec, orders] = co_await dd::list_orders(client, newest, diag, asio::as_tuple(asio::use_awaitable));
+    if (oec)
+        throw dd::error_with_diagnostics(oec, diag);
+    std::printf("orders: %lld in all; newest: %s\n", static_cast<long long>(orders.pagination.total_count),
+                orders.orders.empty() ? "-" : orders.orders.front().name.c_str());
+    if (!opts.order_id.empty())
+    {
+        auto [dec, d] = co_await dd::get_order_downloads(client, opts.order_id, diag, asio::as_tuple(asio::use_awaitable));
+        if (dec)
+            throw dd::error_with_diagnostics(dec, diag);
+        std::printf("order %s: %zu downloads\n", d.order_name.c_str(), d.downloads.size());
+    }
+    co_return 0;
+}
+
+asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& transport, flow_options opts)
 {
     dd::diagnostics diag;
+
+    // Which service is this? Only the sandbox answers /sandbox/health.
+    auto health_req = sandbox_request(client, dd::http_method::get, "/sandbox/health");
+    auto [hec, health] = co_await dd::async_send(transport, std::move(health_req), asio::as_tuple(asio::use_awaitable));
+    const bool sandbox = !hec && health.status == 200 && !opts.as_real_service;
+    if (!sandbox && !opts.write)
+    {
+        std::printf("mode: real service, read-only (--write to create assets and a digital product)\n");
+        co_return co_await read_only_tour(client, opts, diag);
+    }
+    if (!sandbox && opts.order_id.empty())
+        std::printf("mode: real service, writing: steps 1-3 only (--order ORDER_ID for the rest)\n");
+    else if (!sandbox)
+        std::printf("mode: real service, writing, order %s; the customer is %snotified\n", opts.order_id.c_str(),
+                    opts.notify_customer ? "" : "not ");
+    else
+        std::printf("mode: sandbox, every step\n");
+    std::string file = opts.file;
     auto check = [&](dd::error_code ec, const char* what) {
         if (ec)
         {
@@ -154,12 +222,10 @@ asio::awaitable<int> typical_flow(dd::client& client, std::string file)
     std::printf("3. digital product %s for store product %lld (%zu assets)\n", product.id.c_str(),
                 static_cast<long long>(store_product_id), product.assets.size());
 
-    // 4. A purchase: simulated on the sandbox, the newest order elsewhere.
-    std::string order_id;
-    const dd::any_transport& transport = client.impl()->transport();
-    auto health_req = sandbox_request(client, dd::http_method::get, "/sandbox/health");
-    auto [hec, health] = co_await dd::async_send(transport, std::move(health_req), asio::as_tuple(asio::use_awaitable));
-    if (!hec && health.status == 200)
+    // 4. A purchase: simulated on the sandbox; on a real service, the order
+    // named with --order (never one picked for the caller).
+    std::string order_id = opts.order_id;
+    if (sandbox)
     {
         auto purchase_req = sandbox_request(
             client, dd::http_method::post, "/sandbox/purchases",
@@ -175,18 +241,14 @@ asio::awaitable<int> typical_flow(dd::client& client, std::string file)
         order_id = std::string(boost::json::parse(purchase.body).at("order").at("id").as_string());
         std::printf("4. simulated a purchase: order %s\n", order_id.c_str());
     }
+    else if (order_id.empty())
+    {
+        std::printf("4. a real service: no order named (--order), stopping here\n");
+        co_return 0;
+    }
     else
     {
-        dd::order_query newest_first{.per_page = 1};
-        auto [oec, newest] = co_await dd::list_orders(client, newest_first, diag, asio::as_tuple(asio::use_awaitable));
-        check(oec, "list orders");
-        if (newest.orders.empty())
-        {
-            std::printf("4. the store has no orders yet: stopping here\n");
-            co_return 0;
-        }
-        order_id = newest.orders.front().id;
-        std::printf("4. not a sandbox: using the newest order %s\n", newest.orders.front().name.c_str());
+        std::printf("4. a real service: using order %s\n", order_id.c_str());
     }
 
     // 5. Attach an extra asset to this order only.
@@ -199,11 +261,18 @@ asio::awaitable<int> typical_flow(dd::client& client, std::string file)
     std::printf("5. attached %s to order %s (%zu attached)\n", bonus.asset.id.c_str(), attached.order.name.c_str(),
                 attached.attached_assets.size());
 
-    // 6. Notify the buyer.
-    auto [nec, notified] = co_await dd::notify_order(client, order_id, diag, asio::as_tuple(asio::use_awaitable));
-    check(nec, "notify");
-    std::printf("6. notified %s: %s at %s\n", notified.order.email.c_str(), notified.notified ? "queued" : "not queued",
-                dd::format_timestamp(notified.notified_at).c_str());
+    // 6. Notify the buyer (a real customer only with --notify-customer).
+    if (sandbox || opts.notify_customer)
+    {
+        auto [nec, notified] = co_await dd::notify_order(client, order_id, diag, asio::as_tuple(asio::use_awaitable));
+        check(nec, "notify");
+        std::printf("6. notified %s: %s at %s\n", notified.order.email.c_str(), notified.notified ? "queued" : "not queued",
+                    dd::format_timestamp(notified.notified_at).c_str());
+    }
+    else
+    {
+        std::printf("6. not notifying the customer (--notify-customer)\n");
+    }
 
     // 7. Wait until watermarked PDFs are ready (background priority, backoff).
     std::printf("7. waiting for watermarking...\n");
@@ -241,11 +310,32 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "set DIGITAL_DELIVERY_BASE_URL and DIGITAL_DELIVERY_API_KEY (or run examples/run_main_job.sh)\n");
         return 2;
     }
+    flow_options opts;
+    for (int i = 1; i < argc; ++i)
+    {
+        const std::string a = argv[i];
+        if (a == "--write")
+            opts.write = true;
+        else if (a == "--notify-customer")
+            opts.notify_customer = true;
+        else if (a == "--as-real-service")
+            opts.as_real_service = true;
+        else if (a == "--order" && i + 1 < argc)
+            opts.order_id = argv[++i];
+        else if (!a.empty() && a[0] != '-' && opts.file.empty())
+            opts.file = a;
+        else
+        {
+            std::fprintf(stderr, "usage: typical_flow [--write] [--order ORDER_ID] [--notify-customer] [--as-real-service] [FILE]\n");
+            return 2;
+        }
+    }
     try
     {
         asio::io_context ioc;
-        dd::client client(dd::beast_transport(ioc.get_executor()), {.base_url = base, .api_key = key});
-        auto result = asio::co_spawn(ioc, typical_flow(client, argc > 1 ? argv[1] : ""), asio::use_future);
+        const dd::any_transport transport(dd::beast_transport(ioc.get_executor()));
+        dd::client client(transport, {.base_url = base, .api_key = key});
+        auto result = asio::co_spawn(ioc, typical_flow(client, transport, std::move(opts)), asio::use_future);
         ioc.run();
         return result.get();
     }
