@@ -19,11 +19,13 @@ if(MODE STREQUAL "find_package")
         -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Debug)
     run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
     run(${WORK_DIR}/build/consumer)
+    run(${WORK_DIR}/build/consumer_compiled)
 elseif(MODE STREQUAL "subdirectory")
     run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=subdirectory
         -DDD_SOURCE_DIR=${DD_SOURCE_DIR} -DCMAKE_BUILD_TYPE=Debug)
     run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
     run(${WORK_DIR}/build/consumer)
+    run(${WORK_DIR}/build/consumer_compiled)
 elseif(MODE STREQUAL "pkg_config")
     set(ENV{PKG_CONFIG_PATH} ${WORK_DIR}/prefix/share/pkgconfig)
     execute_process(COMMAND pkg-config --cflags --libs digital_delivery OUTPUT_VARIABLE flags

@@ -1,4 +1,6 @@
-// A consumer in header-only mode: umbrella header + the public test double.
+// A consumer: umbrella header + the public test double, built header-only
+// (target digital_delivery::digital_delivery) and against the compiled library
+// (digital_delivery::compiled).
 #include <digital_delivery.hpp>
 #include <digital_delivery/testing/fake_transport.hpp>
 

@@ -1,0 +1,6 @@
+// The library's implementation compiled once (separate-compilation mode).
+// Built and installed as the CMake target digital_delivery::compiled (meson:
+// dependency('digital_delivery_compiled')): link it instead of writing this
+// translation unit yourself; it defines DIGITAL_DELIVERY_SEPARATE_COMPILATION
+// for everything that links it.
+#include <digital_delivery/src.hpp>
