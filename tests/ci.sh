@@ -38,14 +38,15 @@ if [ $failed -ne 0 ]; then printf '%s\n' "${summary[@]}"; exit 1; fi
 san_env=(DD_TEST_OP_SECONDS=180 DD_TEST_HANG_SECONDS=600)
 
 gcc_build() {
-  cmake -S . -B "$out/gcc" -G Ninja -DCMAKE_CXX_COMPILER=g++-12 -DDIGITAL_DELIVERY_WERROR=ON >/dev/null &&
+  cmake -S . -B "$out/gcc" -G Ninja -DCMAKE_CXX_COMPILER=g++-12 -DDIGITAL_DELIVERY_WERROR=ON \
+    -DDIGITAL_DELIVERY_BUILD_TESTS=ON >/dev/null &&
   cmake --build "$out/gcc" -j "$jobs"
 }
 gcc_test() { (cd "$out/gcc" && ctest -j "$jobs" --output-on-failure); }
 
 meson_asan_build() {
   rm -rf "$out/meson-asan"
-  CXX=clang++-16 meson setup "$out/meson-asan" -Dwerror_flag=true -Db_sanitize=address,undefined \
+  CXX=clang++-16 meson setup "$out/meson-asan" -Dtests=true -Dwerror_flag=true -Db_sanitize=address,undefined \
     -Db_lundef=false >/dev/null &&
   ninja -C "$out/meson-asan" -j "$jobs" >/dev/null
 }
@@ -55,7 +56,7 @@ meson_asan_test() {
 }
 
 tsan_build() {
-  cmake -S . -B "$out/tsan" -G Ninja -DCMAKE_CXX_COMPILER=clang++-16 -DDIGITAL_DELIVERY_WERROR=ON \
+  cmake -S . -B "$out/tsan" -G Ninja -DCMAKE_CXX_COMPILER=clang++-16 -DDIGITAL_DELIVERY_WERROR=ON -DDIGITAL_DELIVERY_BUILD_TESTS=ON \
     -DDIGITAL_DELIVERY_SANITIZE=thread -DDIGITAL_DELIVERY_BUILD_EXAMPLES=OFF -DDIGITAL_DELIVERY_BUILD_SANDBOX=OFF \
     "-DDIGITAL_DELIVERY_TEST_AREAS=transport;scheduler;core" >/dev/null &&
   cmake --build "$out/tsan" -j "$jobs"
