@@ -1,0 +1,31 @@
+# Builds tests/consumer/sandbox_project as a user would and runs its test
+# program (the sandbox fixture against digital-delivery-sandbox) with ctest.
+#   -DMODE=find_package -DDD_BINARY_DIR=... -DWORK_DIR=... -DCXX=...  (installs the package to WORK_DIR/prefix)
+#   -DMODE=subdirectory -DDD_SOURCE_DIR=... -DWORK_DIR=... -DCXX=...
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+function(run)
+    execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "failed (${rc}): ${ARGV}")
+    endif()
+endfunction()
+set(project_dir ${CMAKE_CURRENT_LIST_DIR}/sandbox_project)
+if(MODE STREQUAL "find_package")
+    run(${CMAKE_COMMAND} --install ${DD_BINARY_DIR} --prefix ${WORK_DIR}/prefix)
+    if(NOT EXISTS ${WORK_DIR}/prefix/bin/digital-delivery-sandbox)
+        message(FATAL_ERROR "the package does not install bin/digital-delivery-sandbox")
+    endif()
+    run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=find_package
+        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
+elseif(MODE STREQUAL "subdirectory")
+    run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=subdirectory
+        -DDD_SOURCE_DIR=${DD_SOURCE_DIR} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
+else()
+    message(FATAL_ERROR "MODE must be find_package or subdirectory")
+endif()
+cmake_host_system_information(RESULT jobs QUERY NUMBER_OF_PHYSICAL_CORES)
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/build --parallel ${jobs})
+# The environment must not choose the executable: the compile definition does.
+unset(ENV{DIGITAL_DELIVERY_SANDBOX_EXE})
+run(${CMAKE_CTEST_COMMAND} --test-dir ${WORK_DIR}/build --output-on-failure --no-tests=error)
