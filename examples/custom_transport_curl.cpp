@@ -214,7 +214,7 @@ int main(int argc, char** argv)
         ioc,
         [&]() -> asio::awaitable<void> {
             dd::diagnostics diag;
-            auto [ec, page] = co_await dd::list_orders(
+            auto [ec, page] = co_await dd::async_list_orders(
                 client, {.per_page = 5, .sort = dd::order_sort::name_asc}, diag, asio::as_tuple(asio::deferred)
             );
             if (ec)
@@ -227,7 +227,7 @@ int main(int argc, char** argv)
                 std::printf("  %-8s %-28s %s\n", o.name.c_str(), o.email.c_str(),
                             o.financial_status ? std::string(o.financial_status->str()).c_str() : "-");
             // A typed error through the same transport:
-            auto [ec2, missing] = co_await dd::get_order(client, "no-such-order", diag, asio::as_tuple(asio::deferred));
+            auto [ec2, missing] = co_await dd::async_get_order(client, "no-such-order", diag, asio::as_tuple(asio::deferred));
             std::printf("get_order(no-such-order): %s [%s]\n", ec2.message().c_str(), diag.to_string().c_str());
             rc = (ec2 == dd::api_errc::order_not_found) ? 0 : 1;
         },

@@ -122,25 +122,25 @@ struct flow_options
 asio::awaitable<int> read_only_tour(dd::client& client, const flow_options& opts, dd::diagnostics& diag)
 {
     dd::asset_query first_assets{.per_page = 5};
-    auto [aec, assets] = co_await dd::list_assets(client, first_assets, diag, asio::as_tuple(asio::use_awaitable));
+    auto [aec, assets] = co_await dd::async_list_assets(client, first_assets, diag, asio::as_tuple(asio::use_awaitable));
     if (aec)
         throw dd::error_with_diagnostics(aec, diag);
     std::printf("assets: %lld in all; first: %s\n", static_cast<long long>(assets.pagination.total_count),
                 assets.assets.empty() ? "-" : assets.assets.front().name.value_or("(no name)").c_str());
     dd::digital_product_query first_products{.per_page = 5};
-    auto [pec, products] = co_await dd::list_digital_products(client, first_products, diag, asio::as_tuple(asio::use_awaitable));
+    auto [pec, products] = co_await dd::async_list_digital_products(client, first_products, diag, asio::as_tuple(asio::use_awaitable));
     if (pec)
         throw dd::error_with_diagnostics(pec, diag);
     std::printf("digital products: %lld in all\n", static_cast<long long>(products.pagination.total_count));
     dd::order_query newest{.per_page = 5};
-    auto [oec, orders] = co_await dd::list_orders(client, newest, diag, asio::as_tuple(asio::use_awaitable));
+    auto [oec, orders] = co_await dd::async_list_orders(client, newest, diag, asio::as_tuple(asio::use_awaitable));
     if (oec)
         throw dd::error_with_diagnostics(oec, diag);
     std::printf("orders: %lld in all; newest: %s\n", static_cast<long long>(orders.pagination.total_count),
                 orders.orders.empty() ? "-" : orders.orders.front().name.c_str());
     if (!opts.order_id.empty())
     {
-        auto [dec, d] = co_await dd::get_order_downloads(client, opts.order_id, diag, asio::as_tuple(asio::use_awaitable));
+        auto [dec, d] = co_await dd::async_get_order_downloads(client, opts.order_id, diag, asio::as_tuple(asio::use_awaitable));
         if (dec)
             throw dd::error_with_diagnostics(dec, diag);
         std::printf("order %s: %zu downloads\n", d.order_name.c_str(), d.downloads.size());
@@ -205,7 +205,7 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
 
     // 2. A licence asset whose key is generated per purchase.
     dd::new_asset key_asset{.type = dd::asset_type::licence, .name = "Activation key", .autogenerate_licence_key = true};
-    auto [lec, licence] = co_await dd::create_asset(client, key_asset, diag, asio::as_tuple(asio::use_awaitable));
+    auto [lec, licence] = co_await dd::async_create_asset(client, key_asset, diag, asio::as_tuple(asio::use_awaitable));
     check(lec, "create licence asset");
     std::printf("2. licence asset %s\n", licence.asset.id.c_str());
 
@@ -217,7 +217,7 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
         .asset_ids = std::vector<std::string>{pdf.id, licence.asset.id},
         .upsert_always = true,
         .custom_message = "Thank you for your purchase!"};
-    auto [pec, product] = co_await dd::create_digital_product(client, std::move(link), diag, asio::as_tuple(asio::use_awaitable));
+    auto [pec, product] = co_await dd::async_create_digital_product(client, std::move(link), diag, asio::as_tuple(asio::use_awaitable));
     check(pec, "create digital product");
     std::printf("3. digital product %s for store product %lld (%zu assets)\n", product.id.c_str(),
                 static_cast<long long>(store_product_id), product.assets.size());
@@ -253,10 +253,10 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
 
     // 5. Attach an extra asset to this order only.
     dd::new_asset bonus_asset{.type = dd::asset_type::external, .external_url = "https://example.com/bonus-track.mp3", .name = "Bonus track"};
-    auto [xec, bonus] = co_await dd::create_asset(client, bonus_asset, diag, asio::as_tuple(asio::use_awaitable));
+    auto [xec, bonus] = co_await dd::async_create_asset(client, bonus_asset, diag, asio::as_tuple(asio::use_awaitable));
     check(xec, "create external asset");
     dd::asset_ids_request extra{.asset_ids = std::vector<std::string>(1, bonus.asset.id)};
-    auto [aec, attached] = co_await dd::attach_assets(client, order_id, std::move(extra), diag, asio::as_tuple(asio::use_awaitable));
+    auto [aec, attached] = co_await dd::async_attach_assets(client, order_id, std::move(extra), diag, asio::as_tuple(asio::use_awaitable));
     check(aec, "attach assets");
     std::printf("5. attached %s to order %s (%zu attached)\n", bonus.asset.id.c_str(), attached.order.name.c_str(),
                 attached.attached_assets.size());
@@ -264,7 +264,7 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
     // 6. Notify the buyer (a real customer only with --notify-customer).
     if (sandbox || opts.notify_customer)
     {
-        auto [nec, notified] = co_await dd::notify_order(client, order_id, diag, asio::as_tuple(asio::use_awaitable));
+        auto [nec, notified] = co_await dd::async_notify_order(client, order_id, diag, asio::as_tuple(asio::use_awaitable));
         check(nec, "notify");
         std::printf("6. notified %s: %s at %s\n", notified.order.email.c_str(), notified.notified ? "queued" : "not queued",
                     dd::format_timestamp(notified.notified_at).c_str());
@@ -276,8 +276,8 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
 
     // 7. Wait until watermarked PDFs are ready (background priority, backoff).
     std::printf("7. waiting for watermarking...\n");
-    dd::watermark_wait_options wait{.deadline = std::chrono::steady_clock::now() + 120s};
-    auto [wec, downloads] = co_await dd::async_wait_for_downloads(client, order_id, std::move(wait), asio::as_tuple(asio::use_awaitable));
+    const dd::request_options within_2min{.deadline = std::chrono::steady_clock::now() + 120s};
+    auto [wec, downloads] = co_await dd::async_wait_for_downloads(client, order_id, within_2min, asio::as_tuple(asio::use_awaitable));
     check(wec, "wait for downloads");
 
     // 8. The order's downloads.

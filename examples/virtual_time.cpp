@@ -55,7 +55,7 @@ int main()
 
     dd::testing::virtual_clock clock;  // the library's time stands still from here
     std::optional<dd::error_code> result;
-    dd::get_order(client, "o1", [&](dd::error_code ec, dd::order) { result = ec; });
+    dd::async_get_order(client, "o1", [&](dd::error_code ec, dd::order) { result = ec; });
 
     clock.run_for(ioc, 29s, 1s);  // runs what is due while time moves on by 29 s
     check(fake->requests().size() == 1 && !result, "not sent again before Retry-After");
@@ -67,7 +67,7 @@ int main()
     fake->expect_any().hang();  // never answers
     std::optional<dd::error_code> late;
     dd::request_options opts{.deadline = clock.now() + 10s};
-    dd::get_order(client, "o1", opts, [&](dd::error_code ec, dd::order) { late = ec; });
+    dd::async_get_order(client, "o1", opts, [&](dd::error_code ec, dd::order) { late = ec; });
     clock.run_for(ioc, 9s, 1s);
     check(!late, "still waiting before the deadline");
     clock.run_for(ioc, 1s);

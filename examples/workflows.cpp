@@ -33,7 +33,7 @@ using namespace std::chrono_literals;
 asio::awaitable<void> count_paid_orders(dd::client& client)
 {
     //[paginate_items
-    auto orders = dd::paginate(dd::list_orders, client, {.status = dd::financial_status::paid, .per_page = 250});
+    auto orders = dd::paginate(dd::async_list_orders, client, {.status = dd::financial_status::paid, .per_page = 250});
     std::int64_t n = 0;
     while (auto o = co_await orders.async_next())
     {
@@ -48,7 +48,7 @@ asio::awaitable<void> count_paid_orders(dd::client& client)
 asio::awaitable<void> list_asset_pages(dd::client& client)
 {
     //[paginate_pages
-    auto pages = dd::paginate_pages(dd::list_assets, client, {.per_page = 250});
+    auto pages = dd::paginate_pages(dd::async_list_assets, client, {.per_page = 250});
     for (;;)
     {
         auto [ec, page] = co_await pages.async_next(asio::as_tuple(asio::deferred));
@@ -68,8 +68,8 @@ asio::awaitable<void> list_asset_pages(dd::client& client)
 asio::awaitable<void> wait_for_order(dd::client& client, std::string order_id)
 {
     //[wait_for_downloads
-    const dd::watermark_wait_options opts{.deadline = std::chrono::steady_clock::now() + 2min};
-    auto [ec, d] = co_await dd::async_wait_for_downloads(client, order_id, opts, asio::as_tuple(asio::deferred));
+    const dd::request_options within_2min{.deadline = std::chrono::steady_clock::now() + 2min};
+    auto [ec, d] = co_await dd::async_wait_for_downloads(client, order_id, within_2min, asio::as_tuple(asio::deferred));
     if (ec == dd::client_errc::deadline_exceeded)
         std::printf("still processing after 2 minutes\n");
     else if (!ec)
@@ -93,8 +93,8 @@ asio::awaitable<void> raw(dd::client& client)
     //[raw_request
     const dd::raw_query query{{"per_page", "1"}};
     dd::diagnostics diag;
-    auto [ec, body] = co_await dd::async_raw_request(client, dd::http_method::get, "/orders", query, diag,
-                                                     asio::as_tuple(asio::deferred));
+    const dd::raw_request r{.method = dd::http_method::get, .path = "/orders", .query = query};
+    auto [ec, body] = co_await dd::async_raw_request(client, r, diag, asio::as_tuple(asio::deferred));
     if (ec)
         std::printf("%s: %s\n", ec.message().c_str(), diag.to_string().c_str());
     else

@@ -10,7 +10,7 @@ namespace dd = digital_delivery;
 
 asio::awaitable<void> one_call(dd::client& c)
 {
-    dd::order o = co_await dd::get_order(c, "o1");
+    dd::order o = co_await dd::async_get_order(c, "o1");
     (void)o;
 }
 

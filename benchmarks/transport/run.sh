@@ -130,5 +130,5 @@ if [[ -z "${MODES:-}" ]]; then
     echo "| hand-written Beast client, body not decoded | $(per_request beast /api_order.json) |"
     echo "| hand-written Beast client + boost::json::parse (DOM) | $(per_request beast_parse /api_order.json) |"
     echo "| hand-written Beast client + the library's decoder into dd::order | $(per_request beast_decode /api_order.json) |"
-    echo "| dd::get_order through dd::client and beast_transport (the api row) | $(per_request api /order) |"
+    echo "| dd::async_get_order through dd::client and beast_transport (the api row) | $(per_request api /order) |"
 fi

@@ -9,7 +9,7 @@
 //   beast - a hand-written Beast coroutine client (one connection per
 //           coroutine, reserved 64 KiB flat_buffer, request built once)
 //   curl  - a libcurl easy handle with keep-alive (one connection only)
-//   api   - the public API: dd::get_order (PATH /order) or dd::list_orders
+//   api   - the public API: dd::async_get_order (PATH /order) or dd::async_list_orders
 //           with per_page=250 (PATH /page) through a dd::client over
 //           beast_transport, rate limiter disabled, decoding into the models
 //   beast_decode - the hand-written Beast client, then the body decoded into
@@ -110,14 +110,14 @@ void run_api(unsigned short port, const std::string& path, long n, long in_fligh
                 return;
             ++started;
             if (page)
-                dd::list_orders(c, {.per_page = 250}, [this](dd::error_code ec, dd::order_list l) {
+                dd::async_list_orders(c, {.per_page = 250}, [this](dd::error_code ec, dd::order_list l) {
                     if (ec || l.orders.size() != 250)
                         ++g_failed;
                     g_bytes += l.orders.size();
                     (*this)();
                 });
             else
-                dd::get_order(c, "1001", [this](dd::error_code ec, dd::order o) {
+                dd::async_get_order(c, "1001", [this](dd::error_code ec, dd::order o) {
                     if (ec || o.id != "1001")
                         ++g_failed;
                     g_bytes += o.email.size();

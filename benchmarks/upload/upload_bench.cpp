@@ -53,7 +53,7 @@ int run_ours(const std::string& base, const std::string& file)
         return std::fprintf(stderr, "open: %s\n", ec.message().c_str()), 1;
     dd::diagnostics diag;
     bool done = false;
-    dd::async_upload_asset(c, src, {.filename = "bench.bin"}, {}, diag, [&](dd::error_code e, dd::asset) {
+    dd::async_upload_asset(c, src, {.filename = "bench.bin"}, diag, [&](dd::error_code e, dd::asset) {
         ec = e;
         done = true;
     });

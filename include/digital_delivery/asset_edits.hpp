@@ -43,9 +43,9 @@
 ///    completes with the product as read;
 ///  - removing the last asset sends an empty list, which the API may refuse
 ///    (422).
-/// Requests: 1 GET (+1 GET with recheck) + 1 PATCH, each sent with
-/// `asset_edit_options::request` (its deadline bounds the whole operation,
-/// as it is one time point).
+/// Requests: 1 GET (+1 GET with recheck) + 1 PATCH, each sent with the
+/// request options (their deadline bounds the whole operation, as it is one
+/// time point).
 ///
 /// Completion signature `void(error_code, digital_product)`.
 ///
@@ -61,6 +61,7 @@
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/digital_product.hpp>
 #include <digital_delivery/error.hpp>
+#include <digital_delivery/detail/trailing_args.hpp>
 #include <digital_delivery/request_options.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -79,16 +80,9 @@ namespace digital_delivery {
 /// Options of async_add_assets / async_remove_assets.
 struct asset_edit_options
 {
-    /// Sent with each request (GET, GET, PATCH).
-    request_options request;
-
     /// Read the product again right before the PATCH to detect a concurrent
     /// writer (one more GET, 1 point).
     bool recheck_before_patch = true;
-
-    /// Where to record the diagnostics of the failing request, or of a
-    /// detected concurrent change. Must outlive the operation.
-    diagnostics* diag = nullptr;
 };
 
 namespace detail {
@@ -117,6 +111,8 @@ DIGITAL_DELIVERY_DECL void async_edit_assets(
     std::vector<std::string> ids,
     asset_edit_kind kind,
     asset_edit_options opts,
+    request_options request,
+    diagnostics* diag,
     asset_edit_handler h
 );
 
@@ -125,83 +121,62 @@ struct asset_edit_initiation
     template <class Handler>
     void operator()(
         Handler&& h,
+        diagnostics* diag,
         std::shared_ptr<client_impl> impl,
         std::string product_id,
         std::vector<std::string> ids,
         asset_edit_kind kind,
-        asset_edit_options opts
+        asset_edit_options opts,
+        request_options request
     ) const
     {
         async_edit_assets(
-            std::move(impl),
-            std::move(product_id),
-            std::move(ids),
-            kind,
-            std::move(opts),
+            std::move(impl), std::move(product_id), std::move(ids), kind, std::move(opts), std::move(request), diag,
             asset_edit_handler(std::forward<Handler>(h))
         );
     }
 };
 
-template <class Token>
-auto initiate_asset_edit(client& c, std::string_view id, std::vector<std::string> ids, asset_edit_kind kind, asset_edit_options opts, Token&& token)
+template <class Trailing>
+auto initiate_asset_edit(client& c, std::string_view id, std::vector<std::string> ids, asset_edit_kind kind, Trailing t)
 {
-    return boost::asio::async_initiate<Token, void(error_code, digital_product)>(
-        asset_edit_initiation{},
-        token,
-        c.impl(),
-        std::string(id),
-        std::move(ids),
-        kind,
-        std::move(opts)
+    const asset_edit_options* o = t.op_options();
+    const request_options* r = t.options();
+    return t.template initiate<void(error_code, digital_product)>(
+        asset_edit_initiation{}, access::impl(c), std::string(id), std::move(ids), kind,
+        o ? *o : asset_edit_options{}, r ? *r : request_options{}
     );
 }
-
-template <class T>
-concept edit_token = !std::is_same_v<std::remove_cvref_t<T>, asset_edit_options>;
 
 }  // namespace detail
 
 /// Links `asset_ids` to the digital product (read, append, PATCH the full
-/// list). NOT atomic: see the file comment.
-template <detail::edit_token Token = boost::asio::deferred_t>
-auto async_add_assets(client& c, std::string_view digital_product_id, std::vector<std::string> asset_ids, Token&& token = {})
+/// list). NOT atomic: see the file comment. Call shape (docs/operations.md):
+/// `async_add_assets(client, product_id, asset_ids, [asset_edit_options],
+/// [request_options], [diagnostics&], [token])`; the request options and
+/// diagnostics apply to each request (GET, GET, PATCH), the deadline to the
+/// whole operation.
+template <class... Rest>
+    requires(detail::trailing<asset_edit_options, Rest...>::template valid<std::vector<std::string>>())
+auto async_add_assets(client& c, std::string_view digital_product_id, std::vector<std::string> asset_ids, Rest&&... rest)
 {
-    return detail::initiate_asset_edit(c, digital_product_id, std::move(asset_ids), detail::asset_edit_kind::add, {}, std::forward<Token>(token));
-}
-
-/// \overload With options (request options, recheck, diagnostics).
-template <class Token = boost::asio::deferred_t>
-auto async_add_assets(
-    client& c,
-    std::string_view digital_product_id,
-    std::vector<std::string> asset_ids,
-    asset_edit_options opts,
-    Token&& token = {}
-)
-{
-    return detail::initiate_asset_edit(c, digital_product_id, std::move(asset_ids), detail::asset_edit_kind::add, std::move(opts), std::forward<Token>(token));
+    return detail::initiate_asset_edit(
+        c, digital_product_id, std::move(asset_ids), detail::asset_edit_kind::add,
+        detail::make_trailing<asset_edit_options>(std::forward<Rest>(rest)...)
+    );
 }
 
 /// Unlinks `asset_ids` from the digital product (read, remove, PATCH the
-/// full list). NOT atomic: see the file comment.
-template <detail::edit_token Token = boost::asio::deferred_t>
-auto async_remove_assets(client& c, std::string_view digital_product_id, std::vector<std::string> asset_ids, Token&& token = {})
+/// full list). NOT atomic: see the file comment. Same call shape as
+/// async_add_assets.
+template <class... Rest>
+    requires(detail::trailing<asset_edit_options, Rest...>::template valid<std::vector<std::string>>())
+auto async_remove_assets(client& c, std::string_view digital_product_id, std::vector<std::string> asset_ids, Rest&&... rest)
 {
-    return detail::initiate_asset_edit(c, digital_product_id, std::move(asset_ids), detail::asset_edit_kind::remove, {}, std::forward<Token>(token));
-}
-
-/// \overload With options (request options, recheck, diagnostics).
-template <class Token = boost::asio::deferred_t>
-auto async_remove_assets(
-    client& c,
-    std::string_view digital_product_id,
-    std::vector<std::string> asset_ids,
-    asset_edit_options opts,
-    Token&& token = {}
-)
-{
-    return detail::initiate_asset_edit(c, digital_product_id, std::move(asset_ids), detail::asset_edit_kind::remove, std::move(opts), std::forward<Token>(token));
+    return detail::initiate_asset_edit(
+        c, digital_product_id, std::move(asset_ids), detail::asset_edit_kind::remove,
+        detail::make_trailing<asset_edit_options>(std::forward<Rest>(rest)...)
+    );
 }
 
 }  // namespace digital_delivery

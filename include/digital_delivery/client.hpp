@@ -32,6 +32,10 @@ namespace digital_delivery {
 /// Operations in flight keep the client's internals alive: destroying the
 /// client object does not invalidate them. A `diagnostics&` passed to a
 /// request function must stay alive until the operation completes.
+namespace detail {
+struct access;
+}
+
 class client
 {
 public:
@@ -57,12 +61,20 @@ public:
     /// The X-RateLimit-* headers of the most recent response.
     rate_limit_snapshot rate_limit() const { return impl_->rate_limit(); }
 
-    /// \private Used by the request functions.
-    const std::shared_ptr<detail::client_impl>& impl() const noexcept { return impl_; }
-
 private:
+    friend struct detail::access;
     std::shared_ptr<detail::client_impl> impl_;
 };
+
+namespace detail {
+
+/// How the operations reach a client's internals (not part of the API).
+struct access
+{
+    static const std::shared_ptr<client_impl>& impl(const client& c) noexcept { return c.impl_; }
+};
+
+}  // namespace detail
 
 }  // namespace digital_delivery
 

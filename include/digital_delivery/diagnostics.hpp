@@ -53,7 +53,7 @@ struct diagnostics
 
     void clear() { *this = diagnostics{}; }
 
-    /// One line for logs: `GET /orders/x: 404 "Order not found"`.
+    /// One line for logs: `GET /orders/x: 404 Order not found`.
     DIGITAL_DELIVERY_DECL std::string to_string() const;
 };
 

@@ -7,16 +7,12 @@
 
 /// \file
 /// The 18 endpoints of the API as compile-time descriptors, and the request
-/// function generated from each:
+/// function generated from each (`async_` + the descriptor's name; the call
+/// shape is in docs/operations.md).
 ///
-/// \code
-/// namespace dd = digital_delivery;
-/// dd::order o = co_await dd::get_order(client, order_id);
-/// dd::order_list page = co_await dd::list_orders(client, {.status = dd::financial_status::paid, .per_page = 250});
-/// auto [ec, created] = co_await dd::create_asset(client, {.type = dd::asset_type::licence, .name = "Key"},
-///                                                asio::as_tuple(asio::deferred));
-/// \endcode
-///
+/// A descriptor holds what cannot be derived: method, path template, query
+/// or body type (and its JSON root), response type, `max_per_page` of list
+/// endpoints, and `idempotent` where it differs from the method's rule.
 /// Adding an endpoint = a descriptor here plus its models; nothing else.
 
 #include <digital_delivery/asset.hpp>
@@ -40,8 +36,6 @@ struct list_assets : endpoint_defaults
     using query = asset_query;
     using response = asset_list;
     static constexpr int max_per_page = 250;
-    static constexpr int cost = 1;
-    static constexpr bool idempotent = true;
 };
 
 struct get_asset : endpoint_defaults
@@ -49,9 +43,6 @@ struct get_asset : endpoint_defaults
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/assets/{id}";
     using response = asset_envelope;
-    static constexpr auto result = &asset_envelope::asset;
-    static constexpr int cost = 1;
-    static constexpr bool idempotent = true;
 };
 
 struct create_asset : endpoint_defaults
@@ -61,9 +52,6 @@ struct create_asset : endpoint_defaults
     using body = new_asset;
     static constexpr std::string_view body_root = "asset";
     using response = asset_with_upload;
-    static constexpr bool beta = false;  // internal assets and direct upload are Beta features of it
-    static constexpr int cost = 2;
-    static constexpr bool idempotent = false;
 };
 
 struct update_asset : endpoint_defaults
@@ -73,9 +61,6 @@ struct update_asset : endpoint_defaults
     using body = asset_update;
     static constexpr std::string_view body_root = "asset";
     using response = asset_envelope;
-    static constexpr auto result = &asset_envelope::asset;
-    static constexpr int cost = 2;
-    static constexpr bool idempotent = true;  // same body, same result
 };
 
 struct delete_asset : endpoint_defaults
@@ -83,8 +68,6 @@ struct delete_asset : endpoint_defaults
     static constexpr http_method method = http_method::delete_;
     static constexpr std::string_view path = "/assets/{id}";
     using response = void;
-    static constexpr int cost = 2;
-    static constexpr bool idempotent = true;
 };
 
 struct replace_asset : endpoint_defaults
@@ -94,9 +77,6 @@ struct replace_asset : endpoint_defaults
     using body = asset_replacement;
     static constexpr std::string_view body_root = "asset";
     using response = asset_with_upload;
-    static constexpr bool beta = true;
-    static constexpr int cost = 2;
-    static constexpr bool idempotent = false;
 };
 
 // ---- digital products ---------------------------------------------------------
@@ -108,8 +88,6 @@ struct list_digital_products : endpoint_defaults
     using query = digital_product_query;
     using response = digital_product_list;
     static constexpr int max_per_page = 100;
-    static constexpr int cost = 1;
-    static constexpr bool idempotent = true;
 };
 
 struct get_digital_product : endpoint_defaults
@@ -117,9 +95,6 @@ struct get_digital_product : endpoint_defaults
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/digital_products/{id}";
     using response = digital_product_envelope;
-    static constexpr auto result = &digital_product_envelope::digital_product;
-    static constexpr int cost = 1;
-    static constexpr bool idempotent = true;
 };
 
 struct create_digital_product : endpoint_defaults
@@ -129,9 +104,6 @@ struct create_digital_product : endpoint_defaults
     using body = new_digital_product;
     static constexpr std::string_view body_root = "digital_product";
     using response = digital_product_envelope;
-    static constexpr auto result = &digital_product_envelope::digital_product;
-    static constexpr int cost = 2;
-    static constexpr bool idempotent = false;
 };
 
 struct update_digital_product : endpoint_defaults
@@ -141,9 +113,6 @@ struct update_digital_product : endpoint_defaults
     using body = digital_product_update;
     static constexpr std::string_view body_root = "digital_product";
     using response = digital_product_envelope;
-    static constexpr auto result = &digital_product_envelope::digital_product;
-    static constexpr int cost = 2;
-    static constexpr bool idempotent = true;
 };
 
 struct delete_digital_product : endpoint_defaults
@@ -151,8 +120,6 @@ struct delete_digital_product : endpoint_defaults
     static constexpr http_method method = http_method::delete_;
     static constexpr std::string_view path = "/digital_products/{id}";
     using response = void;
-    static constexpr int cost = 2;
-    static constexpr bool idempotent = true;
 };
 
 struct notify_buyers : endpoint_defaults
@@ -162,8 +129,6 @@ struct notify_buyers : endpoint_defaults
     using body = notify_buyers_request;
     static constexpr bool body_optional = true;
     using response = notify_buyers_result;
-    static constexpr int cost = 2;
-    static constexpr bool idempotent = false;  // sends emails
 };
 
 // ---- orders ---------------------------------------------------------------------
@@ -175,8 +140,6 @@ struct list_orders : endpoint_defaults
     using query = order_query;
     using response = order_list;
     static constexpr int max_per_page = 250;
-    static constexpr int cost = 1;
-    static constexpr bool idempotent = true;
 };
 
 struct get_order : endpoint_defaults
@@ -184,9 +147,6 @@ struct get_order : endpoint_defaults
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/orders/{id}";
     using response = order_envelope;
-    static constexpr auto result = &order_envelope::order;
-    static constexpr int cost = 1;
-    static constexpr bool idempotent = true;
 };
 
 struct get_order_downloads : endpoint_defaults
@@ -194,8 +154,6 @@ struct get_order_downloads : endpoint_defaults
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/orders/{id}/downloads";
     using response = order_downloads;
-    static constexpr int cost = 1;
-    static constexpr bool idempotent = true;  // (it may start watermark generation; repeating is harmless)
 };
 
 struct attach_assets : endpoint_defaults
@@ -204,8 +162,6 @@ struct attach_assets : endpoint_defaults
     static constexpr std::string_view path = "/orders/{id}/attach_assets";
     using body = asset_ids_request;
     using response = attach_assets_result;
-    static constexpr bool beta = true;
-    static constexpr int cost = 2;
     static constexpr bool idempotent = true;  // duplicates are ignored by the API
 };
 
@@ -215,9 +171,6 @@ struct detach_assets : endpoint_defaults
     static constexpr std::string_view path = "/orders/{id}/detach_assets";
     using body = asset_ids_request;
     using response = detach_assets_result;  // not documented: decoded tolerantly
-    static constexpr bool beta = true;
-    static constexpr int cost = 2;
-    static constexpr bool idempotent = true;
 };
 
 struct notify_order : endpoint_defaults
@@ -227,35 +180,32 @@ struct notify_order : endpoint_defaults
     using body = notify_request;
     static constexpr bool body_optional = true;
     using response = notify_result;
-    static constexpr bool beta = true;
-    static constexpr int cost = 2;
-    static constexpr bool idempotent = false;  // sends an email
 };
 
 }  // namespace endpoints
 
 // ---- the request functions --------------------------------------------------------
 
-inline constexpr request_fn<endpoints::list_assets> list_assets{};
-inline constexpr request_fn<endpoints::get_asset> get_asset{};
-inline constexpr request_fn<endpoints::create_asset> create_asset{};
-inline constexpr request_fn<endpoints::update_asset> update_asset{};
-inline constexpr request_fn<endpoints::delete_asset> delete_asset{};
-inline constexpr request_fn<endpoints::replace_asset> replace_asset{};
+inline constexpr request_fn<endpoints::list_assets> async_list_assets{};
+inline constexpr request_fn<endpoints::get_asset> async_get_asset{};
+inline constexpr request_fn<endpoints::create_asset> async_create_asset{};
+inline constexpr request_fn<endpoints::update_asset> async_update_asset{};
+inline constexpr request_fn<endpoints::delete_asset> async_delete_asset{};
+inline constexpr request_fn<endpoints::replace_asset> async_replace_asset{};
 
-inline constexpr request_fn<endpoints::list_digital_products> list_digital_products{};
-inline constexpr request_fn<endpoints::get_digital_product> get_digital_product{};
-inline constexpr request_fn<endpoints::create_digital_product> create_digital_product{};
-inline constexpr request_fn<endpoints::update_digital_product> update_digital_product{};
-inline constexpr request_fn<endpoints::delete_digital_product> delete_digital_product{};
-inline constexpr request_fn<endpoints::notify_buyers> notify_buyers{};
+inline constexpr request_fn<endpoints::list_digital_products> async_list_digital_products{};
+inline constexpr request_fn<endpoints::get_digital_product> async_get_digital_product{};
+inline constexpr request_fn<endpoints::create_digital_product> async_create_digital_product{};
+inline constexpr request_fn<endpoints::update_digital_product> async_update_digital_product{};
+inline constexpr request_fn<endpoints::delete_digital_product> async_delete_digital_product{};
+inline constexpr request_fn<endpoints::notify_buyers> async_notify_buyers{};
 
-inline constexpr request_fn<endpoints::list_orders> list_orders{};
-inline constexpr request_fn<endpoints::get_order> get_order{};
-inline constexpr request_fn<endpoints::get_order_downloads> get_order_downloads{};
-inline constexpr request_fn<endpoints::attach_assets> attach_assets{};
-inline constexpr request_fn<endpoints::detach_assets> detach_assets{};
-inline constexpr request_fn<endpoints::notify_order> notify_order{};
+inline constexpr request_fn<endpoints::list_orders> async_list_orders{};
+inline constexpr request_fn<endpoints::get_order> async_get_order{};
+inline constexpr request_fn<endpoints::get_order_downloads> async_get_order_downloads{};
+inline constexpr request_fn<endpoints::attach_assets> async_attach_assets{};
+inline constexpr request_fn<endpoints::detach_assets> async_detach_assets{};
+inline constexpr request_fn<endpoints::notify_order> async_notify_order{};
 
 }  // namespace digital_delivery
 

@@ -10,11 +10,11 @@
 /// analogue of google-cloud-cpp's StreamRange):
 ///
 /// \code
-/// auto orders = dd::paginate(dd::list_orders, client, {.status = dd::financial_status::paid, .per_page = 250});
+/// auto orders = dd::paginate(dd::async_list_orders, client, {.status = dd::financial_status::paid, .per_page = 250});
 /// while (auto o = co_await orders.async_next())
 ///     use(*o);                                  // dd::order
 ///
-/// auto pages = dd::paginate_pages(dd::list_assets, client, {.per_page = 250});
+/// auto pages = dd::paginate_pages(dd::async_list_assets, client, {.per_page = 250});
 /// for (;;) {
 ///     auto [ec, page] = co_await pages.async_next(asio::as_tuple(asio::deferred));
 ///     if (ec || !page) break;                   // page: dd::asset_list
@@ -64,6 +64,7 @@
 #include <digital_delivery/workflow_error.hpp>
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/pagination.hpp>
+#include <digital_delivery/detail/trailing_args.hpp>
 #include <digital_delivery/request_options.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -169,7 +170,6 @@ struct paginate_state
     query_type query;
     request_options opts;
     paginate_options popts;
-    diagnostics diag;
 
     std::int64_t next_page = 1;       // the page the next request asks for
     std::int64_t requested_page = 0;  // the page of the request in flight / pending
@@ -222,6 +222,7 @@ struct paginate_next_op
     using value_type = std::conditional_t<Items, typename state::item_type, envelope>;
 
     std::shared_ptr<state> st;
+    diagnostics* diag;  // the caller's, or null
     bool started = false;
     bool rejected = false;
 
@@ -341,7 +342,7 @@ private:
         prepare_endpoint<D>(*s.impl, std::span<const std::string_view>(), &q, &s.opts, p);
         // (`s` is the shared state, not part of `self`: it stays valid when `self` is moved.)
         auto impl = s.impl;
-        launch<D>(std::move(impl), std::move(p), &s.diag, boost::asio::any_completion_handler<signature_t<D>>(std::move(self)));
+        launch<D>(std::move(impl), std::move(p), diag, boost::asio::any_completion_handler<signature_t<D>>(std::move(self)));
     }
 };
 
@@ -385,8 +386,6 @@ public:
     bool drifted() const noexcept { return st_->drift_count != 0; }
     /// The newest drift event (a workflow_errc), or no error.
     error_code last_drift() const noexcept { return st_->last_drift; }
-    /// Diagnostics of the most recent page request.
-    const diagnostics& last_diagnostics() const noexcept { return st_->diag; }
 
 protected:
     explicit range_base(std::shared_ptr<paginate_state<D>> st) : st_(std::move(st)) {}
@@ -406,16 +405,29 @@ public:
         std::conditional_t<Items, typename detail::paginate_state<D>::item_type, typename D::response>;
     using signature = void(error_code, std::optional<value_type>);
 
-    /// The next item (or page), or an empty optional at the end. Completion
-    /// signature `void(error_code, std::optional<value_type>)`.
-    template <class Token = boost::asio::deferred_t>
-    auto async_next(Token&& token = {})
+private:
+    struct next_initiation
     {
-        return boost::asio::async_compose<Token, signature>(
-            detail::paginate_next_op<D, Items>{this->st_},
-            token,
-            this->st_->impl->get_executor()
-        );
+        template <class Handler>
+        void operator()(Handler&& h, diagnostics* diag, std::shared_ptr<detail::paginate_state<D>> st) const
+        {
+            auto ex = st->impl->get_executor();
+            boost::asio::async_compose<Handler, signature>(detail::paginate_next_op<D, Items>{std::move(st), diag}, h, ex);
+        }
+    };
+
+public:
+
+    /// The next item (or page), or an empty optional at the end. Call shape:
+    /// `async_next([diagnostics&], [token])`; completion signature
+    /// `void(error_code, std::optional<value_type>)`.
+    template <class... Rest>
+        requires(detail::trailing<void, Rest...>::template valid<>() &&
+                 detail::trailing<void, Rest...>::index(detail::trailing_kind::options) == sizeof...(Rest))
+    auto async_next(Rest&&... rest)
+    {
+        auto t = detail::make_trailing<void>(std::forward<Rest>(rest)...);
+        return t.template initiate<signature>(next_initiation{}, this->st_);
     }
 
     /// \private Made by paginate() / paginate_pages().
@@ -430,36 +442,46 @@ using item_range = basic_list_range<D, true>;
 template <class D>
 using page_range = basic_list_range<D, false>;
 
-/// The items of a list endpoint (list_orders, list_assets,
-/// list_digital_products), page after page, with the caller's filters.
-/// `query.page` (when set) is the first page; `query.per_page` is kept for
-/// every request. Nothing is sent before the first async_next(). The options
-/// are sent with every page request.
-template <class D, std::size_t... I>
-item_range<D> paginate(
-    const request_fn<D, std::index_sequence<I...>>&,
-    client& c,
-    typename D::query query = {},
-    request_options opts = {},
-    paginate_options popts = {}
-)
-    requires detail::list_endpoint<D>
+namespace detail {
+
+template <class D, class... Rest>
+std::shared_ptr<paginate_state<D>> make_paginate_state(client& c, typename D::query&& query, Rest&&... rest)
 {
-    return item_range<D>(std::make_shared<detail::paginate_state<D>>(c.impl(), std::move(query), std::move(opts), popts));
+    static_assert(
+        trailing<paginate_options, Rest...>::index(trailing_kind::diag) == sizeof...(Rest) &&
+            trailing<paginate_options, Rest...>::index(trailing_kind::token) == sizeof...(Rest),
+        "paginate(fn, client, [query], [paginate_options], [request_options]): diagnostics and the completion "
+        "token go to async_next()"
+    );
+    auto t = make_trailing<paginate_options>(std::forward<Rest>(rest)...);
+    const paginate_options* po = t.op_options();
+    const request_options* ro = t.options();
+    return std::make_shared<paginate_state<D>>(
+        access::impl(c), std::move(query), ro ? *ro : request_options{}, po ? *po : paginate_options{}
+    );
+}
+
+}  // namespace detail
+
+/// The items of a list endpoint (async_list_orders, async_list_assets,
+/// async_list_digital_products), page after page, with the caller's filters:
+/// `paginate(fn, client, [query], [paginate_options], [request_options])`.
+/// `query.page` (when set) is the first page; `query.per_page` is kept for
+/// every request. Nothing is sent before the first async_next(). The request
+/// options are sent with every page request.
+template <class D, std::size_t... I, class... Rest>
+    requires(detail::list_endpoint<D> && detail::trailing<paginate_options, Rest...>::template valid<>())
+item_range<D> paginate(const request_fn<D, std::index_sequence<I...>>&, client& c, typename D::query query = {}, Rest&&... rest)
+{
+    return item_range<D>(detail::make_paginate_state<D>(c, std::move(query), std::forward<Rest>(rest)...));
 }
 
 /// The pages of a list endpoint; see paginate().
-template <class D, std::size_t... I>
-page_range<D> paginate_pages(
-    const request_fn<D, std::index_sequence<I...>>&,
-    client& c,
-    typename D::query query = {},
-    request_options opts = {},
-    paginate_options popts = {}
-)
-    requires detail::list_endpoint<D>
+template <class D, std::size_t... I, class... Rest>
+    requires(detail::list_endpoint<D> && detail::trailing<paginate_options, Rest...>::template valid<>())
+page_range<D> paginate_pages(const request_fn<D, std::index_sequence<I...>>&, client& c, typename D::query query = {}, Rest&&... rest)
 {
-    return page_range<D>(std::make_shared<detail::paginate_state<D>>(c.impl(), std::move(query), std::move(opts), popts));
+    return page_range<D>(detail::make_paginate_state<D>(c, std::move(query), std::forward<Rest>(rest)...));
 }
 
 }  // namespace digital_delivery

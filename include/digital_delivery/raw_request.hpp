@@ -12,25 +12,25 @@
 /// typed error mapping, rate-limit recording.
 ///
 /// \code
-/// boost::json::value v = co_await dd::async_raw_request(client, dd::http_method::get, "/orders/" + id + "/new_beta");
-/// auto [ec, r] = co_await dd::async_raw_request(client, dd::http_method::post, "/orders/x/notify",
-///                                               boost::json::value{{"email", "a@example.com"}},
-///                                               dd::request_options{.timeout = 5s}, diag,
-///                                               asio::as_tuple(asio::deferred));
+/// dd::raw_request r{.method = dd::http_method::get, .path = "/orders/o1/new_beta"};
+/// boost::json::value v = co_await dd::async_raw_request(client, r);
+/// auto [ec, notified] = co_await dd::async_raw_request(
+///     client, {.method = dd::http_method::post, .path = "/orders/o1/notify", .body = R"({"email":"a@example.com"})"},
+///     dd::request_options{.timeout = 5s}, diag, asio::as_tuple(asio::deferred));
 /// \endcode
 ///
-/// Call shape: `async_raw_request(client, method, path, [raw_query],
-/// [body], [request_options], [diagnostics&], [token])`, the optional
-/// arguments in this order:
-///  - `path` is relative to client_params::base_url, sent as given (so
-///    percent-encode ids yourself). It must start with '/', contain only
-///    RFC 3986 path characters (no '{', '}', '?', '#', spaces or controls;
-///    '%' only as %HH) and no "." or ".." segment; otherwise the operation
-///    completes with client_errc::invalid_argument without sending anything;
-///  - `raw_query`: name/value pairs, percent-encoded by the client;
-///  - the body: a boost::json::value (or json::object / json::array /
-///    std::optional<json::value>), serialized with Content-Type
-///    application/json;
+/// Call shape (docs/operations.md): `async_raw_request(client, raw_request,
+/// [request_options], [diagnostics&], [token])`.
+///  - `raw_request::path` is relative to client_params::base_url, sent as
+///    given (so percent-encode ids yourself). It must start with '/', contain
+///    only RFC 3986 path characters (no '{', '}', '?', '#', spaces or
+///    controls; '%' only as %HH) and no "." or ".." segment; otherwise the
+///    operation completes with client_errc::invalid_argument without sending
+///    anything;
+///  - `raw_request::query`: name/value pairs, percent-encoded by the client;
+///  - `raw_request::body`: JSON text, sent with Content-Type
+///    application/json (empty: no body); text that is not JSON is refused
+///    with client_errc::invalid_argument;
 ///  - completion signature `void(error_code, boost::json::value)`: the
 ///    parsed response body (null for an empty body). On an API error the
 ///    error code is typed as for the request functions and the value holds
@@ -63,6 +63,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -74,6 +75,19 @@ namespace digital_delivery {
 
 /// Query parameters of a raw request: name and unencoded value.
 using raw_query = std::vector<std::pair<std::string, std::string>>;
+
+/// What a raw request sends. It only refers to the caller's data: the
+/// request is built (and copied) before async_raw_request returns.
+struct raw_request
+{
+    http_method method = http_method::get;
+    /// Relative to the base URL, starting with '/'; see the file comment.
+    std::string_view path;
+    /// Unencoded name/value pairs, encoded by the client.
+    std::span<const std::pair<std::string, std::string>> query;
+    /// JSON text of the body; empty: no body.
+    std::string_view body;
+};
 
 namespace detail {
 
@@ -87,10 +101,7 @@ DIGITAL_DELIVERY_DECL error_code validate_raw_path(std::string_view path, std::s
 /// path template is the validated path), or records why it must not be sent.
 DIGITAL_DELIVERY_DECL void prepare_raw_request(
     const client_impl& impl,
-    http_method method,
-    std::string_view path,
-    const raw_query* query,
-    const boost::json::value* body,
+    const raw_request& r,
     const request_options* opts,
     prepared_request& out
 );
@@ -107,102 +118,28 @@ struct raw_decoding_handler
     DIGITAL_DELIVERY_DECL void operator()(error_code ec, http_response r);
 };
 
-enum class raw_arg
-{
-    query,
-    body,
-    options,
-    diag,
-    token,
-};
-
-template <class T>
-struct raw_kind_of
-{
-    using U = std::remove_cvref_t<T>;
-    static constexpr raw_arg value =
-        std::is_same_v<U, raw_query> ? raw_arg::query
-        : (std::is_same_v<U, boost::json::value> || std::is_same_v<U, boost::json::object> ||
-           std::is_same_v<U, boost::json::array> || std::is_same_v<U, std::optional<boost::json::value>>)
-            ? raw_arg::body
-        : std::is_same_v<U, request_options> ? raw_arg::options
-        : std::is_same_v<T, diagnostics&>    ? raw_arg::diag
-                                             : raw_arg::token;
-};
-
-template <class... Rest>
-consteval bool valid_raw_trailing()
-{
-    return kinds_in_order<raw_kind_of, Rest...>() && ((raw_kind_of<Rest>::value != raw_arg::token || !mistaken_token<Rest>) && ...);
-}
-
-template <raw_arg K, class... Rest>
-consteval std::size_t raw_index()
-{
-    return index_of_kind<raw_kind_of, K, Rest...>();
-}
-
 struct raw_initiation
 {
     template <class Handler>
-    void operator()(Handler&& h, std::shared_ptr<client_impl> impl, prepared_request p, diagnostics* diag) const
+    void operator()(Handler&& h, diagnostics* diag, std::shared_ptr<client_impl> impl, prepared_request p) const
     {
         launch_raw(std::move(impl), std::move(p), diag, raw_json_handler(std::forward<Handler>(h)));
     }
 };
 
-inline const boost::json::value* as_body(const boost::json::value& v, boost::json::value&) { return &v; }
-inline const boost::json::value* as_body(const std::optional<boost::json::value>& v, boost::json::value&)
-{
-    return v ? &*v : nullptr;
-}
-inline const boost::json::value* as_body(const boost::json::object& o, boost::json::value& store)
-{
-    store = o;
-    return &store;
-}
-inline const boost::json::value* as_body(const boost::json::array& a, boost::json::value& store)
-{
-    store = a;
-    return &store;
-}
-
 }  // namespace detail
 
 /// A request to any path of the API through the client's pipeline. See the
-/// file comment for the arguments. Completion: `void(error_code, boost::json::value)`.
-/// Everything is built before this returns: a deferred operation does not
-/// refer to the arguments.
+/// file comment. Completion: `void(error_code, boost::json::value)`.
 template <class... Rest>
-    requires(detail::valid_raw_trailing<Rest...>())
-auto async_raw_request(client& c, http_method method, std::string_view path, Rest&&... rest)
+    requires(detail::trailing<void, Rest...>::template valid<raw_request>())
+auto async_raw_request(client& c, const raw_request& r, Rest&&... rest)
 {
-    using signature = void(error_code, boost::json::value);
-    auto args = std::forward_as_tuple(std::forward<Rest>(rest)...);
-    constexpr std::size_t n = sizeof...(Rest);
-    constexpr std::size_t qi = detail::raw_index<detail::raw_arg::query, Rest...>();
-    constexpr std::size_t bi = detail::raw_index<detail::raw_arg::body, Rest...>();
-    constexpr std::size_t oi = detail::raw_index<detail::raw_arg::options, Rest...>();
-    constexpr std::size_t di = detail::raw_index<detail::raw_arg::diag, Rest...>();
-    constexpr std::size_t ti = detail::raw_index<detail::raw_arg::token, Rest...>();
-    const raw_query* query = nullptr;
-    const boost::json::value* body = nullptr;
-    boost::json::value body_store;
-    const request_options* opts = nullptr;
-    diagnostics* diag = nullptr;
-    if constexpr (qi < n)
-        query = &std::get<qi>(args);
-    if constexpr (bi < n)
-        body = detail::as_body(std::get<bi>(args), body_store);
-    if constexpr (oi < n)
-        opts = &std::get<oi>(args);
-    if constexpr (di < n)
-        diag = &std::get<di>(args);
-
+    auto t = detail::make_trailing<void>(std::forward<Rest>(rest)...);
+    const auto& impl = detail::access::impl(c);
     detail::prepared_request p;
-    detail::prepare_raw_request(*c.impl(), method, path, query, body, opts, p);
-
-    return detail::initiate_with_trailing_token<signature, ti>(detail::raw_initiation{}, args, c.impl(), std::move(p), diag);
+    detail::prepare_raw_request(*impl, r, t.options(), p);
+    return t.template initiate<void(error_code, boost::json::value)>(detail::raw_initiation{}, impl, std::move(p));
 }
 
 }  // namespace digital_delivery

@@ -15,7 +15,7 @@
 namespace digital_delivery {
 
 /// Per-request options, passed explicitly after the request's arguments:
-/// `co_await dd::get_order(client, id, dd::request_options{.timeout = 5s});`
+/// `co_await dd::async_get_order(client, id, dd::request_options{.timeout = 5s});`
 struct request_options
 {
     /// Overrides client_params::request_timeout for each attempt.

@@ -27,6 +27,8 @@
 #include <digital_delivery/asset.hpp>
 #include <digital_delivery/client.hpp>
 #include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/detail/trailing_args.hpp>
+#include <digital_delivery/request_options.hpp>
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/http_message.hpp>
@@ -172,6 +174,7 @@ DIGITAL_DELIVERY_DECL void start_upload(
     std::shared_ptr<body_source> src,
     upload_request req,
     upload_options opts,
+    request_options request,
     diagnostics* diag,
     upload_handler handler
 );
@@ -181,46 +184,49 @@ struct upload_initiation
     template <class Handler>
     void operator()(
         Handler&& h,
+        diagnostics* diag,
         std::shared_ptr<client_impl> impl,
         std::shared_ptr<body_source> src,
         upload_request req,
         upload_options opts,
-        diagnostics* diag
+        request_options request
     ) const
     {
-        start_upload(std::move(impl), std::move(src), std::move(req), std::move(opts), diag,
+        start_upload(std::move(impl), std::move(src), std::move(req), std::move(opts), std::move(request), diag,
                      upload_handler(std::forward<Handler>(h)));
     }
 };
 
-/// The four public overloads below share this.
-template <class Token>
-auto initiate_upload(Token& token, client& c, std::shared_ptr<body_source> src, upload_request r, upload_options opts,
-                     diagnostics* diag)
+/// Both public operations share this.
+template <class Trailing>
+auto initiate_upload(client& c, std::shared_ptr<body_source> src, upload_request r, Trailing t)
 {
-    return boost::asio::async_initiate<Token, void(error_code, asset)>(
-        upload_initiation{}, token, c.impl(), std::move(src), std::move(r), std::move(opts), diag
+    const upload_options* o = t.op_options();
+    const request_options* ro = t.options();
+    return t.template initiate<void(error_code, asset)>(
+        upload_initiation{}, access::impl(c), std::move(src), std::move(r), o ? *o : upload_options{},
+        ro ? *ro : request_options{}
     );
 }
 
-inline upload_request make_upload_request(upload_asset_params& meta)
+inline upload_request make_upload_request(const upload_asset_params& meta)
 {
-    return upload_request{false, {}, std::move(meta.filename), std::move(meta.content_type), std::move(meta.name),
-                          meta.watermark_asset};
+    return upload_request{false, {}, meta.filename, meta.content_type, meta.name, meta.watermark_asset};
 }
 
-inline upload_request make_replace_request(std::string_view asset_id, replace_asset_params& meta)
+inline upload_request make_replace_request(std::string_view asset_id, const replace_asset_params& meta)
 {
-    return upload_request{true, std::string(asset_id), std::move(meta.filename), std::move(meta.content_type), {}, {}};
+    return upload_request{true, std::string(asset_id), meta.filename, meta.content_type, {}, {}};
 }
-
-template <class Token>
-concept upload_token = !std::is_same_v<std::remove_cvref_t<Token>, diagnostics> &&
-                       !std::is_same_v<std::remove_cvref_t<Token>, upload_options>;
 
 }  // namespace detail
 
 /// Creates an internal asset and uploads its body from `src`.
+///
+/// Call shape (docs/operations.md): `async_upload_asset(client, src, params,
+/// [upload_options], [request_options], [diagnostics&], [token])`. The
+/// request options apply to the API requests (create, refresh, re-read);
+/// their deadline bounds the whole operation.
 ///
 /// Completion signature `void(error_code, asset)`. On success the asset as
 /// re-read after the upload. On failure after the asset was created, the
@@ -245,68 +251,36 @@ concept upload_token = !std::is_same_v<std::remove_cvref_t<Token>, diagnostics> 
 /// connection is closed by the transport; the client stays usable.
 ///
 /// \par Object lifetimes
-/// Arguments are taken by value. A `diagnostics&` must outlive the operation.
-/// The source is shared with the operation until it completes.
-template <class Token = boost::asio::deferred_t>
-    requires detail::upload_token<Token>
-auto async_upload_asset(
-    client& c,
-    std::shared_ptr<body_source> src,
-    upload_asset_params meta,
-    upload_options opts = {},
-    Token&& token = {}
-)
+/// Arguments are copied before this returns. A `diagnostics&` must outlive
+/// the operation. The source is shared with the operation until it completes.
+template <class... Rest>
+    requires(detail::trailing<upload_options, Rest...>::template valid<upload_asset_params>())
+auto async_upload_asset(client& c, std::shared_ptr<body_source> src, const upload_asset_params& params, Rest&&... rest)
 {
-    return detail::initiate_upload<Token>(token, c, std::move(src), detail::make_upload_request(meta), std::move(opts), nullptr);
-}
-
-/// As above, filling `diag` (which must outlive the operation).
-template <class Token = boost::asio::deferred_t>
-    requires detail::upload_token<Token>
-auto async_upload_asset(
-    client& c,
-    std::shared_ptr<body_source> src,
-    upload_asset_params meta,
-    upload_options opts,
-    diagnostics& diag,
-    Token&& token = {}
-)
-{
-    return detail::initiate_upload<Token>(token, c, std::move(src), detail::make_upload_request(meta), std::move(opts), &diag);
+    return detail::initiate_upload(
+        c, std::move(src), detail::make_upload_request(params), detail::make_trailing<upload_options>(std::forward<Rest>(rest)...)
+    );
 }
 
 /// Replaces the body of internal asset `asset_id` (POST /assets/{id}/replace,
-/// Beta) and uploads the new body from `src`, with the same streaming,
-/// progress, retries, errors and cancellation as async_upload_asset.
-/// Completes with the asset (re-read: the committed filename, size, type).
-template <class Token = boost::asio::deferred_t>
-    requires detail::upload_token<Token>
+/// Beta) and uploads the new body from `src`, with the same call shape,
+/// streaming, progress, retries, errors and cancellation as
+/// async_upload_asset. Completes with the asset (re-read: the committed
+/// filename, size, type).
+template <class... Rest>
+    requires(detail::trailing<upload_options, Rest...>::template valid<replace_asset_params>())
 auto async_replace_asset_body(
     client& c,
     std::string_view asset_id,
     std::shared_ptr<body_source> src,
-    replace_asset_params meta,
-    upload_options opts = {},
-    Token&& token = {}
+    const replace_asset_params& params,
+    Rest&&... rest
 )
 {
-    return detail::initiate_upload<Token>(token, c, std::move(src), detail::make_replace_request(asset_id, meta), std::move(opts), nullptr);
-}
-
-/// As above, filling `diag`.
-template <class Token = boost::asio::deferred_t>
-    requires detail::upload_token<Token>
-auto async_replace_asset_body(
-    client& c,
-    std::string_view asset_id,
-    std::shared_ptr<body_source> src,
-    replace_asset_params meta,
-    upload_options opts,
-    diagnostics& diag,
-    Token&& token = {}
-)
-{
-    return detail::initiate_upload<Token>(token, c, std::move(src), detail::make_replace_request(asset_id, meta), std::move(opts), &diag);
+    return detail::initiate_upload(
+        c, std::move(src), detail::make_replace_request(asset_id, params),
+        detail::make_trailing<upload_options>(std::forward<Rest>(rest)...)
+    );
 }
 
 }  // namespace digital_delivery

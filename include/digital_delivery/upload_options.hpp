@@ -53,7 +53,8 @@ struct upload_progress
     std::chrono::milliseconds elapsed{0};  ///< Since the operation started.
 };
 
-/// Options of one upload. Every default is spelled out.
+/// Options of one upload. Every default is spelled out. The deadline of the
+/// whole operation (create and re-read included) is request_options::deadline.
 struct upload_options
 {
     /// Progress callback (default: none). Called on the client's executor at
@@ -72,10 +73,6 @@ struct upload_options
     /// No body byte taken by the transport for this long → the PUT is
     /// abandoned with client_errc::upload_stalled (default: 30 s; 0 = off).
     std::chrono::milliseconds stall_timeout{30'000};
-
-    /// Deadline of the whole operation, create and re-read included
-    /// (default: 0 = none) → client_errc::deadline_exceeded.
-    std::chrono::milliseconds deadline{0};
 
     /// Time limit of one PUT passed to the transport as http_request::timeout
     /// (default: 1 h, the validity of an upload URL). Must be non-zero: a

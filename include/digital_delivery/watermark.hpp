@@ -33,8 +33,8 @@
 /// cancellation), the poll in flight is cancelled and the loop stops.
 ///
 /// \par Errors
-///  - the deadline (`deadline`, or `request.deadline`, whichever is earlier)
-///    passes first: client_errc::deadline_exceeded;
+///  - the deadline (request_options::deadline) passes first:
+///    client_errc::deadline_exceeded;
 ///  - a poll fails (after the client's own retries): that error, for every
 ///    waiter of the loop (e.g. api_errc::order_not_found);
 ///  - terminal cancellation: boost::asio::error::operation_aborted (only this
@@ -51,6 +51,8 @@
 #include <digital_delivery/detail/config.hpp>
 #include <digital_delivery/download.hpp>
 #include <digital_delivery/error.hpp>
+#include <digital_delivery/detail/trailing_args.hpp>
+#include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/request_options.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -77,12 +79,6 @@ struct watermark_wait_options
     double multiplier = 1.5;
     /// Upper bound of the delay.
     std::chrono::milliseconds max_interval{10000};
-    /// Give up at this time: client_errc::deadline_exceeded. Empty: wait
-    /// until ready (or cancelled).
-    std::optional<std::chrono::steady_clock::time_point> deadline;
-    /// Sent with each poll. `prio` is replaced by priority::background;
-    /// `deadline` is treated as the wait's deadline (see above).
-    request_options request;
 };
 
 namespace detail {
@@ -99,6 +95,8 @@ DIGITAL_DELIVERY_DECL void async_wait_for_downloads_impl(
     std::shared_ptr<client_impl> impl,
     std::string order_id,
     watermark_wait_options opts,
+    request_options ropts,
+    diagnostics* diag,
     downloads_handler h
 );
 
@@ -108,36 +106,42 @@ DIGITAL_DELIVERY_DECL std::size_t active_watermark_polls();
 struct wait_downloads_initiation
 {
     template <class Handler>
-    void operator()(Handler&& h, std::shared_ptr<client_impl> impl, std::string order_id, watermark_wait_options opts) const
+    void operator()(
+        Handler&& h,
+        diagnostics* diag,
+        std::shared_ptr<client_impl> impl,
+        std::string order_id,
+        watermark_wait_options opts,
+        request_options ropts
+    ) const
     {
-        async_wait_for_downloads_impl(std::move(impl), std::move(order_id), std::move(opts), downloads_handler(std::forward<Handler>(h)));
+        async_wait_for_downloads_impl(
+            std::move(impl), std::move(order_id), std::move(opts), std::move(ropts), diag,
+            downloads_handler(std::forward<Handler>(h))
+        );
     }
 };
-
-template <class T>
-concept wait_token = !std::is_same_v<std::remove_cvref_t<T>, watermark_wait_options>;
 
 }  // namespace detail
 
 /// Polls GET /orders/{id}/downloads until no entry awaits its watermark.
-/// See the file comment.
-template <class Token = boost::asio::deferred_t>
-auto async_wait_for_downloads(client& c, std::string_view order_id, watermark_wait_options opts, Token&& token = {})
+/// See the file comment. Call shape (docs/operations.md):
+/// `async_wait_for_downloads(client, order_id, [watermark_wait_options],
+/// [request_options], [diagnostics&], [token])`.
+template <class... Rest>
+    requires(detail::trailing<watermark_wait_options, Rest...>::template valid<>())
+auto async_wait_for_downloads(client& c, std::string_view order_id, Rest&&... rest)
 {
-    return boost::asio::async_initiate<Token, void(error_code, order_downloads)>(
+    auto t = detail::make_trailing<watermark_wait_options>(std::forward<Rest>(rest)...);
+    const watermark_wait_options* o = t.op_options();
+    const request_options* r = t.options();
+    return t.template initiate<void(error_code, order_downloads)>(
         detail::wait_downloads_initiation{},
-        token,
-        c.impl(),
+        detail::access::impl(c),
         std::string(order_id),
-        std::move(opts)
+        o ? *o : watermark_wait_options{},
+        r ? *r : request_options{}
     );
-}
-
-/// \overload Default options (1 s, ×1.5, 10 s, no deadline).
-template <detail::wait_token Token = boost::asio::deferred_t>
-auto async_wait_for_downloads(client& c, std::string_view order_id, Token&& token = {})
-{
-    return async_wait_for_downloads(c, order_id, watermark_wait_options{}, std::forward<Token>(token));
 }
 
 }  // namespace digital_delivery

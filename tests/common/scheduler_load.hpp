@@ -95,10 +95,10 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
         ioc,
         [&]() -> asio::awaitable<void> {
             dd::new_asset licence{.type = dd::asset_type::licence, .name = "load"};
-            dd::asset_with_upload created = co_await dd::create_asset(client, licence);
+            dd::asset_with_upload created = co_await dd::async_create_asset(client, licence);
             asset_id = created.asset.id;
             dd::order_query first{.per_page = 1};
-            dd::order_list orders = co_await dd::list_orders(client, first);
+            dd::order_list orders = co_await dd::async_list_orders(client, first);
             order_id = orders.orders.at(0).id;
         },
         asio::detached);
@@ -126,12 +126,12 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
                 if (write)
                 {
                     dd::asset_update upd{.name = "load " + std::to_string(i)};
-                    auto [e, a] = co_await dd::update_asset(client, asset_id, upd, diag, asio::as_tuple(asio::use_awaitable));
+                    auto [e, a] = co_await dd::async_update_asset(client, asset_id, upd, diag, asio::as_tuple(asio::use_awaitable));
                     ec = e;
                 }
                 else
                 {
-                    auto [e, o] = co_await dd::get_order(client, order_id, diag, asio::as_tuple(asio::use_awaitable));
+                    auto [e, o] = co_await dd::async_get_order(client, order_id, diag, asio::as_tuple(asio::use_awaitable));
                     ec = e;
                 }
                 if (ec)

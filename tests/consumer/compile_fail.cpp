@@ -19,11 +19,11 @@ inline constexpr dd::request_fn<bad> bad_fn{};
 void use(dd::client& c)
 {
 #if defined(CASE_missing_path_id)
-    (void)dd::get_order(c);  // get_order needs one id
+    (void)dd::async_get_order(c);  // get_order needs one id
 #elif defined(CASE_wrong_payload)
-    (void)dd::attach_assets(c, "o1", dd::notify_request{});  // not its body type
+    (void)dd::async_attach_assets(c, "o1", dd::notify_request{});  // not its body type
 #else
-    (void)dd::get_order(c, "o1");
-    (void)dd::attach_assets(c, "o1", {.asset_ids = {"a"}});
+    (void)dd::async_get_order(c, "o1");
+    (void)dd::async_attach_assets(c, "o1", {.asset_ids = {"a"}});
 #endif
 }

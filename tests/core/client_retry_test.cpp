@@ -59,7 +59,7 @@ TEST_F(retry_test, a_429_is_retried_after_retry_after)
     fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", "5");
     fake->expect_any().respond(200, ok_order());
     dd::testing::virtual_clock vc;
-    auto fut = asio::co_spawn(ioc, dd::get_order(c, "o1", diag, asio::as_tuple(asio::use_awaitable)), asio::use_future);
+    auto fut = asio::co_spawn(ioc, dd::async_get_order(c, "o1", diag, asio::as_tuple(asio::use_awaitable)), asio::use_future);
     vc.run_for(ioc, 4990ms, 110ms);
     EXPECT_EQ(fake->requests().size(), 1u) << "resent before Retry-After";
     vc.run_for(ioc, 10ms);
@@ -76,7 +76,7 @@ TEST_F(retry_test, a_write_refused_with_429_is_retried_too)
     fake->expect_any().respond(429).header("Retry-After", "0");
     fake->expect_any().respond(201, R"({"asset":)" + asset_json(true, "licence") + "}");
     // The limiter then waits for the refill of the write's 2 points (3 s).
-    auto [ec, r] = run_in_virtual_time([&](auto t) { return dd::create_asset(c, {.type = dd::asset_type::licence}, diag, t); });
+    auto [ec, r] = run_in_virtual_time([&](auto t) { return dd::async_create_asset(c, {.type = dd::asset_type::licence}, diag, t); });
     EXPECT_FALSE(ec) << diag.to_string();
     EXPECT_EQ(fake->requests().size(), 2u);
 }
@@ -87,7 +87,7 @@ TEST_F(retry_test, idempotent_get_is_retried_on_5xx_and_transport_errors)
     fake->expect_any().respond(503, "<html>busy</html>");
     fake->expect_any().fail(asio::error::connection_reset);
     fake->expect_any().respond(200, ok_order());
-    auto [ec, o] = run([&](auto t) { return dd::get_order(c, "o1", diag, t); });
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
     EXPECT_FALSE(ec) << diag.to_string();
     EXPECT_EQ(diag.attempts, 3u);
 }
@@ -97,14 +97,14 @@ TEST_F(retry_test, a_write_that_may_have_reached_the_server_is_not_retried)
     auto c = make_client();
     fake->expect_any().respond(502, "<html>bad gateway</html>");
     auto [ec, r] = run([&](auto t) {
-        return dd::create_asset(c, {.type = dd::asset_type::external, .external_url = "https://x"}, diag, t);
+        return dd::async_create_asset(c, {.type = dd::asset_type::external, .external_url = "https://x"}, diag, t);
     });
     EXPECT_EQ(ec, dd::api_errc::server_error);
     EXPECT_EQ(diag.attempts, 1u);
     EXPECT_EQ(diag.http_status, 502u);
     EXPECT_EQ(fake->requests().size(), 1u);
     fake->expect_any().fail(asio::error::connection_reset);
-    auto [ec2, r2] = run([&](auto t) { return dd::notify_order(c, "o1", diag, t); });
+    auto [ec2, r2] = run([&](auto t) { return dd::async_notify_order(c, "o1", diag, t); });
     EXPECT_EQ(ec2, asio::error::connection_reset);
     EXPECT_EQ(fake->requests().size(), 2u);
 }
@@ -114,7 +114,7 @@ TEST_F(retry_test, a_write_that_was_never_sent_is_retried)
     auto c = make_client();
     fake->expect_any().fail(asio::error::connection_refused);
     fake->expect_any().respond(200, R"({"order":)" + order_json() + R"(,"notified":true,"notified_at":"2024-05-03T10:00:00Z"})");
-    auto [ec, r] = run([&](auto t) { return dd::notify_order(c, "o1", diag, t); });
+    auto [ec, r] = run([&](auto t) { return dd::async_notify_order(c, "o1", diag, t); });
     EXPECT_FALSE(ec) << diag.to_string();
     EXPECT_EQ(fake->requests().size(), 2u);
 }
@@ -124,7 +124,7 @@ TEST_F(retry_test, attempts_are_bounded_and_reported)
     auto c = make_client({}, {.max_attempts = 3, .initial_backoff = 1ms, .max_backoff = 2ms});
     for (int i = 0; i < 3; ++i)
         fake->expect_any().respond(500, R"({"error":"boom"})");
-    auto [ec, o] = run([&](auto t) { return dd::get_order(c, "o1", diag, t); });
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
     EXPECT_EQ(ec, dd::api_errc::server_error);
     EXPECT_EQ(diag.attempts, 3u);
     EXPECT_EQ(diag.server_message, "boom");
@@ -136,7 +136,7 @@ TEST_F(retry_test, per_request_retry_override)
     auto c = make_client();
     fake->expect_any().respond(503);
     dd::request_options opts{.retry = dd::retry_params{.enabled = false}};
-    auto [ec, o] = run([&](auto t) { return dd::get_order(c, "o1", opts, diag, t); });
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", opts, diag, t); });
     EXPECT_EQ(ec, dd::api_errc::server_error);
     EXPECT_EQ(fake->requests().size(), 1u);
 }
@@ -149,7 +149,7 @@ TEST_F(retry_test, deadline_bounds_a_hanging_attempt)
     dd::request_options opts{.deadline = vc.now() + 60ms};
     bool done = false;
     dd::error_code ec;
-    dd::get_order(c, "o1", opts, diag, [&](dd::error_code e, dd::order) { ec = e, done = true; });
+    dd::async_get_order(c, "o1", opts, diag, [&](dd::error_code e, dd::order) { ec = e, done = true; });
     vc.run_for(ioc, 59ms, 1ms);
     EXPECT_FALSE(done) << "gave up before the deadline";
     vc.run_for(ioc, 1ms, 1ms);
@@ -167,11 +167,11 @@ TEST_F(retry_test, a_rate_limit_wait_that_cannot_end_in_time_fails_at_once)
     auto c = make_client({.capacity = 2, .window = std::chrono::seconds(10)});
     fake->expect_any().respond(200, ok_order());
     fake->expect_any().respond(200, ok_order());
-    run([&](auto t) { return dd::get_order(c, "o1", t); });
-    run([&](auto t) { return dd::get_order(c, "o1", t); });
+    run([&](auto t) { return dd::async_get_order(c, "o1", t); });
+    run([&](auto t) { return dd::async_get_order(c, "o1", t); });
     dd::request_options opts{.deadline = vc.now() + 100ms};
     // Fails without letting any time pass (run() never advances the clock).
-    auto [ec, o] = run([&](auto t) { return dd::get_order(c, "o1", opts, diag, t); });
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", opts, diag, t); });
     EXPECT_EQ(ec, dd::client_errc::rate_limit_wait_exceeds_deadline);
     EXPECT_EQ(fake->requests().size(), 2u);  // nothing sent
 }
@@ -187,7 +187,7 @@ TEST_F(retry_test, cancellation_while_backing_off)
     asio::cancellation_signal sig;
     dd::error_code got;
     bool called = false;
-    dd::get_order(c, "o1", diag, asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, dd::order) {
+    dd::async_get_order(c, "o1", diag, asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, dd::order) {
                       got = ec;
                       called = true;
                   }));
@@ -211,7 +211,7 @@ TEST_F(retry_test, snapshot_follows_the_server_headers)
         .header("X-RateLimit-Limit", "40")
         .header("X-RateLimit-Remaining", "12")
         .header("X-RateLimit-Reset", "1767225600");
-    run([&](auto t) { return dd::get_order(c, "o1", t); });
+    run([&](auto t) { return dd::async_get_order(c, "o1", t); });
     auto s = c.rate_limit();
     EXPECT_EQ(s.limit, 40);
     ASSERT_TRUE(s.remaining);
@@ -228,12 +228,12 @@ TEST_F(retry_test, cancelled_after_the_limiters_grant_sends_nothing)
     dd::testing::virtual_clock vc;
     auto c = make_client({.capacity = 1, .window = std::chrono::seconds(10)});
     fake->expect_any().respond(200, ok_order());
-    run([&](auto t) { return dd::get_order(c, "o1", t); });  // the bucket is empty now
+    run([&](auto t) { return dd::async_get_order(c, "o1", t); });  // the bucket is empty now
     ASSERT_EQ(fake->requests().size(), 1u);
 
     asio::cancellation_signal sig;
     std::optional<dd::error_code> got;
-    dd::get_order(c, "o2", diag, asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, dd::order) { got = ec; }));
+    dd::async_get_order(c, "o2", diag, asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, dd::order) { got = ec; }));
     vc.run_for(ioc, 9s, 1s);
     ASSERT_FALSE(got) << "waiting for the refill";
     vc.advance(1s);
@@ -248,7 +248,7 @@ TEST_F(retry_test, cancelled_after_the_limiters_grant_sends_nothing)
     // The granted point went back to the bucket: the next request goes out
     // without time passing.
     fake->expect_any().respond(200, ok_order());
-    auto [ec, o] = run([&](auto t) { return dd::get_order(c, "o3", diag, t); });
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o3", diag, t); });
     EXPECT_FALSE(ec) << ec.message() << " " << diag.to_string();
     EXPECT_EQ(fake->requests().size(), 2u);
 }

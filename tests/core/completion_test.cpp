@@ -24,11 +24,13 @@ namespace {
 // The optional trailing arguments are checked at compile time: in order, at most
 // once each, and a string or a diagnostics by value is never taken for a token.
 template <class... A>
-concept get_order_accepts = requires(dd::client& c, A&&... a) { dd::get_order(c, "o1", std::forward<A>(a)...); };
+concept get_order_accepts = requires(dd::client& c, A&&... a) { dd::async_get_order(c, "o1", std::forward<A>(a)...); };
 template <class... A>
 concept raw_request_accepts = requires(dd::client& c, A&&... a) {
-    dd::async_raw_request(c, dd::http_method::get, "/x", std::forward<A>(a)...);
+    dd::async_raw_request(c, dd::raw_request{}, std::forward<A>(a)...);
 };
+template <class... A>
+concept wait_accepts = requires(dd::client& c, A&&... a) { dd::async_wait_for_downloads(c, "o1", std::forward<A>(a)...); };
 static_assert(get_order_accepts<>);
 static_assert(get_order_accepts<dd::request_options, dd::diagnostics&, const asio::deferred_t&>);
 static_assert(get_order_accepts<dd::diagnostics&>);
@@ -38,12 +40,18 @@ static_assert(!get_order_accepts<std::string_view>);                          //
 static_assert(!get_order_accepts<dd::diagnostics>);                           // by value
 static_assert(!get_order_accepts<dd::request_options, dd::request_options>);
 static_assert(raw_request_accepts<>);
-static_assert(raw_request_accepts<dd::raw_query, boost::json::value, dd::request_options, dd::diagnostics&, const asio::deferred_t&>);
-static_assert(raw_request_accepts<boost::json::object, dd::diagnostics&>);
-static_assert(!raw_request_accepts<boost::json::value, dd::raw_query>);       // body before query
-static_assert(!raw_request_accepts<boost::json::value, boost::json::array>);  // two bodies
-static_assert(!raw_request_accepts<const char*>);                             // a string is not a token
+static_assert(raw_request_accepts<dd::request_options, dd::diagnostics&, const asio::deferred_t&>);
+static_assert(raw_request_accepts<dd::diagnostics&>);
+static_assert(!raw_request_accepts<dd::diagnostics&, dd::request_options>);  // wrong order
+static_assert(!raw_request_accepts<const char*>);                            // a string is not a token
 static_assert(!raw_request_accepts<dd::diagnostics>);
+static_assert(!raw_request_accepts<dd::raw_request>);                        // a second request
+// The same rule with options of the operation's own, which come first.
+static_assert(wait_accepts<>);
+static_assert(wait_accepts<dd::watermark_wait_options, dd::request_options, dd::diagnostics&, const asio::deferred_t&>);
+static_assert(wait_accepts<dd::request_options, dd::diagnostics&>);
+static_assert(!wait_accepts<dd::request_options, dd::watermark_wait_options>);  // own options first
+static_assert(!wait_accepts<dd::watermark_wait_options, dd::watermark_wait_options>);
 
 class completion_test : public client_test
 {
@@ -51,35 +59,74 @@ protected:
     void script_order() { fake->expect_any().respond(200, R"({"order":)" + order_json() + "}"); }
 };
 
-TEST_F(completion_test, co_await_with_default_deferred_token)
+TEST_F(completion_test, co_await_with_the_default_token)
 {
     script_order();
     std::string name;
-    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { name = (co_await dd::get_order(client, "o1")).name; }, asio::detached);
+    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { name = (co_await dd::async_get_order(client, "o1")).name; }, asio::detached);
     dd_test::run(ioc);
     EXPECT_EQ(name, "#1001");
 }
 
-TEST_F(completion_test, co_await_throws_system_error_on_failure)
+TEST_F(completion_test, co_await_throws_an_error_that_says_what_happened)
 {
+    // The default token: the exception carries the request, the status and
+    // the server's words, whether or not the caller passed diagnostics.
     fake->expect_any().respond(404, R"({"error":"Order not found"})");
-    dd::error_code caught;
+    fake->expect_any().respond(422, R"({"errors":["Name can't be blank","Filename is too long"]})");
+    fake->expect_any().respond(404, R"({"error":"Asset not found"})");
+    std::vector<std::string> whats;
+    std::vector<dd::error_code> codes;
+    dd::diagnostics mine;
     asio::co_spawn(
         ioc,
         [&]() -> asio::awaitable<void> {
             try
             {
-                co_await dd::get_order(client, "missing");
+                co_await dd::async_get_order(client, "missing");
+                ADD_FAILURE() << "no exception";
             }
-            catch (const boost::system::system_error& e)
+            catch (const dd::error_with_diagnostics& e)
             {
-                caught = e.code();
+                whats.push_back(e.what());
+                codes.push_back(e.code());
+                EXPECT_EQ(e.get_diagnostics().server_message, "Order not found");
+            }
+            try
+            {
+                dd::new_asset a{.type = dd::asset_type::licence, .name = "Key"};
+                co_await dd::async_create_asset(client, a, mine);
+                ADD_FAILURE() << "no exception";
+            }
+            catch (const dd::error_with_diagnostics& e)
+            {
+                whats.push_back(e.what());
+                codes.push_back(e.code());
+            }
+            try
+            {
+                co_await dd::async_delete_asset(client, "a9");  // void(error_code) becomes void(exception_ptr)
+                ADD_FAILURE() << "no exception";
+            }
+            catch (const dd::error_with_diagnostics& e)
+            {
+                whats.push_back(e.what());
+                codes.push_back(e.code());
             }
         },
         asio::detached
     );
     dd_test::run(ioc);
-    EXPECT_EQ(caught, dd::api_errc::order_not_found);
+    ASSERT_EQ(whats.size(), 3u);
+    EXPECT_EQ(codes[0], dd::api_errc::order_not_found);
+    EXPECT_EQ(whats[0].rfind("GET /orders/missing: 404 Order not found", 0), 0u) << whats[0];
+    EXPECT_EQ(codes[1], dd::condition::validation);
+    EXPECT_EQ(whats[1].rfind("POST /assets: 422 Name can't be blank; Filename is too long", 0), 0u) << whats[1];
+    EXPECT_EQ(mine.http_status, 422u);  // the caller's diagnostics are filled too
+    EXPECT_EQ(codes[2], dd::api_errc::asset_not_found);
+    EXPECT_EQ(whats[2].rfind("DELETE /assets/a9: 404 Asset not found", 0), 0u) << whats[2];
+    for (const auto& w : whats)
+        EXPECT_EQ(w.find(api_key), std::string::npos) << w;
 }
 
 TEST_F(completion_test, as_tuple_deferred_and_throw_on_error)
@@ -89,7 +136,7 @@ TEST_F(completion_test, as_tuple_deferred_and_throw_on_error)
     asio::co_spawn(
         ioc,
         [&]() -> asio::awaitable<void> {
-            auto [ec, o] = co_await dd::get_order(client, "missing", diag, asio::as_tuple(asio::deferred));
+            auto [ec, o] = co_await dd::async_get_order(client, "missing", diag, asio::as_tuple(asio::deferred));
             try
             {
                 dd::throw_on_error(ec, diag);
@@ -115,7 +162,7 @@ TEST_F(completion_test, use_awaitable_and_awaitable_operators)
         ioc,
         [&]() -> asio::awaitable<void> {
             using namespace asio::experimental::awaitable_operators;
-            auto [a, b] = co_await (dd::get_order(client, "o1", asio::use_awaitable) && dd::get_order(client, "o2", asio::use_awaitable));
+            auto [a, b] = co_await (dd::async_get_order(client, "o1", asio::use_awaitable) && dd::async_get_order(client, "o2", asio::use_awaitable));
             n = static_cast<int>(a.download_count + b.download_count);
         },
         asio::detached
@@ -127,11 +174,11 @@ TEST_F(completion_test, use_awaitable_and_awaitable_operators)
 TEST_F(completion_test, use_future)
 {
     script_order();
-    auto fut = dd::get_order(client, "o1", asio::use_future);
+    auto fut = dd::async_get_order(client, "o1", asio::use_future);
     dd_test::run(ioc);
     EXPECT_EQ(fut.get().id, "o1");
     fake->expect_any().respond(404, R"({"error":"Order not found"})");
-    auto fut2 = dd::get_order(client, "o1", asio::use_future);
+    auto fut2 = dd::async_get_order(client, "o1", asio::use_future);
     ioc.restart();
     dd_test::run(ioc);
     EXPECT_THROW(fut2.get(), boost::system::system_error);
@@ -142,7 +189,7 @@ TEST_F(completion_test, callback_never_runs_inline_and_runs_on_its_executor)
     script_order();
     auto strand = asio::make_strand(ioc);
     bool returned = false, called = false, on_strand = false;
-    dd::get_order(client, "o1", asio::bind_executor(strand, [&](dd::error_code ec, dd::order o) {
+    dd::async_get_order(client, "o1", asio::bind_executor(strand, [&](dd::error_code ec, dd::order o) {
                       called = true;
                       on_strand = strand.running_in_this_thread();
                       EXPECT_TRUE(returned);  // the initiating call had returned
@@ -158,7 +205,7 @@ TEST_F(completion_test, callback_never_runs_inline_and_runs_on_its_executor)
     // A request refused before sending also completes asynchronously.
     called = false;
     returned = false;
-    dd::list_orders(client, {.per_page = 0}, [&](dd::error_code ec, dd::order_list) {
+    dd::async_list_orders(client, {.per_page = 0}, [&](dd::error_code ec, dd::order_list) {
         called = true;
         EXPECT_TRUE(returned);
         EXPECT_EQ(ec, dd::client_errc::invalid_per_page);
@@ -183,7 +230,7 @@ TEST_F(completion_test, deferred_operation_owns_its_arguments)
     auto op = [&] {
         std::string id = long_id;
         dd::asset_update upd{.name = long_name};
-        auto deferred = dd::update_asset(client, id, upd);
+        auto deferred = dd::async_update_asset(client, id, upd, asio::deferred);
         std::fill(id.begin(), id.end(), 'X');
         std::fill(upd.name->begin(), upd.name->end(), 'X');
         return deferred;
@@ -205,7 +252,7 @@ TEST_F(completion_test, terminal_cancellation_then_client_still_works)
     asio::cancellation_signal sig;
     dd::error_code got;
     bool done = false;
-    dd::get_order(client, "o1", asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, dd::order) {
+    dd::async_get_order(client, "o1", asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, dd::order) {
                       got = ec;
                       done = true;
                   }));
@@ -216,7 +263,7 @@ TEST_F(completion_test, terminal_cancellation_then_client_still_works)
     EXPECT_EQ(got, asio::error::operation_aborted);
 
     script_order();
-    auto [ec, o] = run([&](auto tok) { return dd::get_order(client, "o1", tok); });
+    auto [ec, o] = run([&](auto tok) { return dd::async_get_order(client, "o1", tok); });
     EXPECT_FALSE(ec);
     EXPECT_EQ(o.id, "o1");
 }
@@ -230,7 +277,7 @@ TEST_F(completion_test, awaitable_or_timeout_cancels_the_request)
         [&]() -> asio::awaitable<void> {
             using namespace asio::experimental::awaitable_operators;
             asio::steady_timer t(co_await asio::this_coro::executor, 20ms);
-            auto r = co_await (dd::get_order(client, "o1", asio::use_awaitable) || t.async_wait(asio::use_awaitable));
+            auto r = co_await (dd::async_get_order(client, "o1", asio::use_awaitable) || t.async_wait(asio::use_awaitable));
             timed_out = r.index() == 1;
         },
         asio::detached
@@ -245,7 +292,7 @@ TEST_F(completion_test, delayed_response_with_many_concurrent_requests)
         fake->expect_any().respond(200, R"({"order":)" + order_json() + "}").delay(std::chrono::milliseconds(i % 5));
     int ok = 0;
     for (int i = 0; i < 50; ++i)
-        dd::get_order(client, "o" + std::to_string(i), [&](dd::error_code ec, dd::order) { ok += !ec; });
+        dd::async_get_order(client, "o" + std::to_string(i), [&](dd::error_code ec, dd::order) { ok += !ec; });
     dd_test::run(ioc);
     EXPECT_EQ(ok, 50);
 }

@@ -36,7 +36,7 @@ TEST_F(endpoints_test, list_assets_typical_and_edges)
     fake->expect(dd::http_method::get, target("/assets"))
         .respond(200, R"({"assets":[)" + asset_json() + "," + asset_json(true, "licence") + "," + asset_json(false, "hologram") +
                           R"(],"pagination":)" + pagination_json(1, 25, 3, 1) + "}");
-    auto [ec, list] = run([&](auto t) { return dd::list_assets(client, diag, t); });
+    auto [ec, list] = run([&](auto t) { return dd::async_list_assets(client, diag, t); });
     ASSERT_FALSE(ec) << diag.to_string();
     expect_common_headers(last_request(), false);
     EXPECT_EQ(last_request().method, dd::http_method::get);
@@ -64,7 +64,7 @@ TEST_F(endpoints_test, list_assets_typical_and_edges)
     fake->expect(dd::http_method::get, target("/assets?q=Big%20Book%20%26%20co&type=licence&page=3&per_page=250"))
         .respond(200, R"({"assets":[],"pagination":)" + pagination_json(3, 250, 0, 0) + "}");
     auto [ec2, list2] = run([&](auto t) {
-        return dd::list_assets(client, {.q = "Big Book & co", .type = dd::asset_type::licence, .page = 3, .per_page = 250}, t);
+        return dd::async_list_assets(client, {.q = "Big Book & co", .type = dd::asset_type::licence, .page = 3, .per_page = 250}, t);
     });
     EXPECT_FALSE(ec2);
     EXPECT_TRUE(list2.assets.empty());
@@ -74,7 +74,7 @@ TEST_F(endpoints_test, list_assets_typical_and_edges)
 TEST_F(endpoints_test, get_asset)
 {
     fake->expect(dd::http_method::get, target("/assets/a1")).respond(200, R"({"asset":)" + asset_json() + "}");
-    auto [ec, a] = run([&](auto t) { return dd::get_asset(client, "a1", t); });
+    auto [ec, a] = run([&](auto t) { return dd::async_get_asset(client, "a1", t); });
     EXPECT_FALSE(ec);
     EXPECT_EQ(a.id, "a1");
     expect_common_headers(last_request(), false);
@@ -86,7 +86,7 @@ TEST_F(endpoints_test, create_internal_asset_sends_only_set_fields_and_returns_u
     fake->expect(dd::http_method::post, target("/assets"))
         .respond(201, R"({"asset":)" + asset_json() + R"(,"upload":)" + upload_json() + "}");
     auto [ec, r] = run([&](auto t) {
-        return dd::create_asset(
+        return dd::async_create_asset(
             client,
             {.type = dd::asset_type::internal, .filename = "manual.pdf", .byte_size = dd::max_asset_byte_size, .content_type = "application/pdf"},
             diag,
@@ -111,7 +111,7 @@ TEST_F(endpoints_test, create_licence_and_external_assets)
 {
     fake->expect(dd::http_method::post, target("/assets")).respond(201, R"({"asset":)" + asset_json(true, "licence") + "}");
     auto [ec, r] = run([&](auto t) {
-        return dd::create_asset(client, {.type = dd::asset_type::licence, .name = "Key", .autogenerate_licence_key = true}, t);
+        return dd::async_create_asset(client, {.type = dd::asset_type::licence, .name = "Key", .autogenerate_licence_key = true}, t);
     });
     EXPECT_FALSE(ec);
     EXPECT_FALSE(r.upload);
@@ -119,7 +119,7 @@ TEST_F(endpoints_test, create_licence_and_external_assets)
 
     fake->expect(dd::http_method::post, target("/assets")).respond(201, R"({"asset":)" + asset_json(false, "external") + "}");
     auto [ec2, r2] = run([&](auto t) {
-        return dd::create_asset(client, {.type = dd::asset_type::external, .external_url = "https://x.test/f.zip", .watermark_asset = false}, t);
+        return dd::async_create_asset(client, {.type = dd::asset_type::external, .external_url = "https://x.test/f.zip", .watermark_asset = false}, t);
     });
     EXPECT_FALSE(ec2);
     EXPECT_EQ(
@@ -131,25 +131,25 @@ TEST_F(endpoints_test, create_licence_and_external_assets)
 TEST_F(endpoints_test, update_asset_patch_semantics)
 {
     fake->expect(dd::http_method::patch, target("/assets/a1")).respond(200, R"({"asset":)" + asset_json() + "}");
-    auto [ec, a] = run([&](auto t) { return dd::update_asset(client, "a1", {.name = "New name"}, t); });
+    auto [ec, a] = run([&](auto t) { return dd::async_update_asset(client, "a1", {.name = "New name"}, t); });
     EXPECT_FALSE(ec);
     EXPECT_EQ(a.id, "a1");
     EXPECT_EQ(body_of(last_request()), boost::json::parse(R"({"asset":{"name":"New name"}})"));
 
     // Nothing set: an empty object, never nulls.
     fake->expect(dd::http_method::patch, target("/assets/a1")).respond(200, R"({"asset":)" + asset_json() + "}");
-    run([&](auto t) { return dd::update_asset(client, "a1", {}, t); });
+    run([&](auto t) { return dd::async_update_asset(client, "a1", {}, t); });
     EXPECT_EQ(last_request().body, R"({"asset":{}})");
 }
 
 TEST_F(endpoints_test, delete_asset_accepts_204_and_200)
 {
     fake->expect(dd::http_method::delete_, target("/assets/a1")).respond(204);
-    auto [ec] = run([&](auto t) { return dd::delete_asset(client, "a1", t); });
+    auto [ec] = run([&](auto t) { return dd::async_delete_asset(client, "a1", t); });
     EXPECT_FALSE(ec);
     expect_common_headers(last_request(), false);
     fake->expect(dd::http_method::delete_, target("/assets/a2")).respond(200, R"({"deleted":true})");
-    auto [ec2] = run([&](auto t) { return dd::delete_asset(client, "a2", t); });
+    auto [ec2] = run([&](auto t) { return dd::async_delete_asset(client, "a2", t); });
     EXPECT_FALSE(ec2);
     EXPECT_TRUE(fake->done());
 }
@@ -159,7 +159,7 @@ TEST_F(endpoints_test, replace_asset)
     fake->expect(dd::http_method::post, target("/assets/a1/replace"))
         .respond(200, R"({"asset":)" + asset_json() + R"(,"upload":)" + upload_json() + "}");
     auto [ec, r] = run([&](auto t) {
-        return dd::replace_asset(client, "a1", {.filename = "v2.pdf", .byte_size = 1}, t);
+        return dd::async_replace_asset(client, "a1", {.filename = "v2.pdf", .byte_size = 1}, t);
     });
     EXPECT_FALSE(ec);
     EXPECT_TRUE(r.upload);
@@ -174,7 +174,7 @@ TEST_F(endpoints_test, list_digital_products)
         .respond(200, R"({"digital_products":[)" + digital_product_json() + "," + digital_product_json(true) +
                           R"(],"pagination":)" + pagination_json(1, 100, 2, 1) + "}");
     auto [ec, l] = run([&](auto t) {
-        return dd::list_digital_products(client, {.store_product_id = 9007199254740993LL, .per_page = 100}, diag, t);
+        return dd::async_list_digital_products(client, {.store_product_id = 9007199254740993LL, .per_page = 100}, diag, t);
     });
     ASSERT_FALSE(ec) << diag.to_string();
     ASSERT_EQ(l.digital_products.size(), 2u);
@@ -197,7 +197,7 @@ TEST_F(endpoints_test, get_digital_product)
 {
     fake->expect(dd::http_method::get, target("/digital_products/dp1"))
         .respond(200, R"({"digital_product":)" + digital_product_json() + "}");
-    auto [ec, p] = run([&](auto t) { return dd::get_digital_product(client, "dp1", t); });
+    auto [ec, p] = run([&](auto t) { return dd::async_get_digital_product(client, "dp1", t); });
     EXPECT_FALSE(ec);
     EXPECT_EQ(p.id, "dp1");
 }
@@ -208,7 +208,7 @@ TEST_F(endpoints_test, create_digital_product_with_preorder)
         .respond(201, R"({"digital_product":)" + digital_product_json() + "}");
     const auto launch = dd::parse_timestamp("2030-01-01T00:00:00Z").value();
     auto [ec, p] = run([&](auto t) {
-        return dd::create_digital_product(
+        return dd::async_create_digital_product(
             client,
             {.store_product_id = 9007199254740993LL,
              .asset_ids = {"a1", "a2"},
@@ -233,21 +233,21 @@ TEST_F(endpoints_test, update_digital_product_replaces_asset_list)
     fake->expect(dd::http_method::patch, target("/digital_products/dp1"))
         .respond(200, R"({"digital_product":)" + digital_product_json() + "}");
     auto [ec, p] = run([&](auto t) {
-        return dd::update_digital_product(client, "dp1", {.asset_ids = std::vector<std::string>{"a1", "a3"}}, t);
+        return dd::async_update_digital_product(client, "dp1", {.asset_ids = std::vector<std::string>{"a1", "a3"}}, t);
     });
     EXPECT_FALSE(ec);
     EXPECT_EQ(last_request().body, R"({"digital_product":{"asset_ids":["a1","a3"]}})");
     // An explicitly empty list is sent (it unlinks everything); omitted is not.
     fake->expect(dd::http_method::patch, target("/digital_products/dp1"))
         .respond(200, R"({"digital_product":)" + digital_product_json() + "}");
-    run([&](auto t) { return dd::update_digital_product(client, "dp1", {.asset_ids = std::vector<std::string>{}}, t); });
+    run([&](auto t) { return dd::async_update_digital_product(client, "dp1", {.asset_ids = std::vector<std::string>{}}, t); });
     EXPECT_EQ(last_request().body, R"({"digital_product":{"asset_ids":[]}})");
 }
 
 TEST_F(endpoints_test, delete_digital_product)
 {
     fake->expect(dd::http_method::delete_, target("/digital_products/dp1")).respond(204);
-    auto [ec] = run([&](auto t) { return dd::delete_digital_product(client, "dp1", t); });
+    auto [ec] = run([&](auto t) { return dd::async_delete_digital_product(client, "dp1", t); });
     EXPECT_FALSE(ec);
 }
 
@@ -255,14 +255,14 @@ TEST_F(endpoints_test, notify_buyers_with_and_without_body)
 {
     fake->expect(dd::http_method::post, target("/digital_products/dp1/notify_buyers"))
         .respond(202, R"({"digital_product_id":"dp1","notified_count":12})");
-    auto [ec, r] = run([&](auto t) { return dd::notify_buyers(client, "dp1", t); });
+    auto [ec, r] = run([&](auto t) { return dd::async_notify_buyers(client, "dp1", t); });
     EXPECT_FALSE(ec);
     EXPECT_EQ(r.notified_count, 12);
     EXPECT_EQ(last_request().body, "{}");
     fake->expect(dd::http_method::post, target("/digital_products/dp1/notify_buyers"))
         .respond(202, R"({"digital_product_id":"dp1","notified_count":1})");
     run([&](auto t) {
-        return dd::notify_buyers(client, "dp1", {.subject = "Hi {{ customer.name }}", .body = "Order {{ order.name }}"}, t);
+        return dd::async_notify_buyers(client, "dp1", {.subject = "Hi {{ customer.name }}", .body = "Order {{ order.name }}"}, t);
     });
     EXPECT_EQ(
         body_of(last_request()),
@@ -283,7 +283,7 @@ TEST_F(endpoints_test, list_orders_with_every_filter)
                           R"(],"pagination":)" + pagination_json(2, 250, 253, 2) + "}");
     using namespace std::chrono;
     auto [ec, l] = run([&](auto t) {
-        return dd::list_orders(
+        return dd::async_list_orders(
             client,
             {.q = "#1001",
              .email = "ada@example.com",
@@ -316,7 +316,7 @@ TEST_F(endpoints_test, list_orders_without_filters_sends_no_query)
 {
     fake->expect(dd::http_method::get, target("/orders"))
         .respond(200, R"({"orders":[],"pagination":)" + pagination_json(1, 25, 0, 0) + "}");
-    auto [ec, l] = run([&](auto t) { return dd::list_orders(client, t); });
+    auto [ec, l] = run([&](auto t) { return dd::async_list_orders(client, t); });
     EXPECT_FALSE(ec);
     EXPECT_TRUE(fake->done());
 }
@@ -324,7 +324,7 @@ TEST_F(endpoints_test, list_orders_without_filters_sends_no_query)
 TEST_F(endpoints_test, get_order)
 {
     fake->expect(dd::http_method::get, target("/orders/o1")).respond(200, R"({"order":)" + order_json() + "}");
-    auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", t); });
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", t); });
     EXPECT_FALSE(ec);
     EXPECT_EQ(o.name, "#1001");
     EXPECT_EQ(o.email, "ada@example.com");
@@ -336,7 +336,7 @@ TEST_F(endpoints_test, get_order_downloads)
     fake->expect(dd::http_method::get, target("/orders/o1/downloads"))
         .respond(200, R"({"order_id":"o1","order_name":"#1001","downloads":[)" + download_json() + "," + download_json(true) + "," +
                           download_json(false, "processing") + "," + download_json(false, "hologram") + "]}");
-    auto [ec, d] = run([&](auto t) { return dd::get_order_downloads(client, "o1", diag, t); });
+    auto [ec, d] = run([&](auto t) { return dd::async_get_order_downloads(client, "o1", diag, t); });
     ASSERT_FALSE(ec) << diag.to_string();
     ASSERT_EQ(d.downloads.size(), 4u);
     const auto& f = d.downloads[0];
@@ -359,7 +359,7 @@ TEST_F(endpoints_test, attach_assets)
     fake->expect(dd::http_method::post, target("/orders/o1/attach_assets"))
         .respond(200, R"({"order":)" + order_json() +
                           R"(,"attached_assets":[{"id":"a1","type":"internal","name":null,"filename":"f.pdf","content_type":"application/pdf","byte_size":10}]})");
-    auto [ec, r] = run([&](auto t) { return dd::attach_assets(client, "o1", {.asset_ids = {"a1", "a2"}}, t); });
+    auto [ec, r] = run([&](auto t) { return dd::async_attach_assets(client, "o1", {.asset_ids = {"a1", "a2"}}, t); });
     EXPECT_FALSE(ec);
     EXPECT_EQ(last_request().body, R"({"asset_ids":["a1","a2"]})");
     ASSERT_EQ(r.attached_assets.size(), 1u);
@@ -371,13 +371,13 @@ TEST_F(endpoints_test, detach_assets_tolerates_any_documented_shape)
 {
     fake->expect(dd::http_method::delete_, target("/orders/o1/detach_assets"))
         .respond(200, R"({"order":)" + order_json() + R"(,"attached_assets":[]})");
-    auto [ec, r] = run([&](auto t) { return dd::detach_assets(client, "o1", {.asset_ids = {"a1"}}, t); });
+    auto [ec, r] = run([&](auto t) { return dd::async_detach_assets(client, "o1", {.asset_ids = {"a1"}}, t); });
     EXPECT_FALSE(ec);
     EXPECT_EQ(last_request().body, R"({"asset_ids":["a1"]})");
     EXPECT_EQ(last_request().headers.find("Content-Type").value_or(""), "application/json");
     EXPECT_TRUE(r.order && r.attached_assets);
     fake->expect(dd::http_method::delete_, target("/orders/o1/detach_assets")).respond(204);
-    auto [ec2, r2] = run([&](auto t) { return dd::detach_assets(client, "o1", {.asset_ids = {"a1"}}, t); });
+    auto [ec2, r2] = run([&](auto t) { return dd::async_detach_assets(client, "o1", {.asset_ids = {"a1"}}, t); });
     EXPECT_FALSE(ec2);
     EXPECT_FALSE(r2.order);
 }
@@ -386,13 +386,13 @@ TEST_F(endpoints_test, notify_order)
 {
     fake->expect(dd::http_method::post, target("/orders/o1/notify"))
         .respond(200, R"({"order":)" + order_json() + R"(,"notified":true,"notified_at":"2024-05-03T10:00:00Z"})");
-    auto [ec, r] = run([&](auto t) { return dd::notify_order(client, "o1", {.email = "other@example.com"}, t); });
+    auto [ec, r] = run([&](auto t) { return dd::async_notify_order(client, "o1", {.email = "other@example.com"}, t); });
     EXPECT_FALSE(ec);
     EXPECT_TRUE(r.notified);
     EXPECT_EQ(last_request().body, R"({"email":"other@example.com"})");
     fake->expect(dd::http_method::post, target("/orders/o1/notify"))
         .respond(200, R"({"order":)" + order_json() + R"(,"notified":true,"notified_at":"2024-05-03T10:00:00Z"})");
-    run([&](auto t) { return dd::notify_order(client, "o1", t); });
+    run([&](auto t) { return dd::async_notify_order(client, "o1", t); });
     EXPECT_EQ(last_request().body, "{}");
 }
 
@@ -411,7 +411,7 @@ TEST_F(endpoints_test, ids_are_encoded_as_one_segment)
     for (const auto& [id, path] : cases)
     {
         fake->expect(dd::http_method::get, target(path)).respond(200, R"({"order":)" + order_json() + "}");
-        auto [ec, o] = run([&](auto t) { return dd::get_order(client, id, t); });
+        auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, id, t); });
         EXPECT_FALSE(ec) << id;
     }
     EXPECT_TRUE(fake->done()) << ::testing::PrintToString(fake->mismatches());
@@ -423,7 +423,7 @@ TEST(base_url, trailing_slash_and_port)
     auto fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
     dd::client c(fake, {.base_url = "http://127.0.0.1:8080/api/v1/external/", .api_key = "k"});
     fake->expect_any().respond(200, R"({"order":)" + order_json() + "}");
-    dd::get_order(c, "o1", [](dd::error_code, dd::order) {});
+    dd::async_get_order(c, "o1", [](dd::error_code, dd::order) {});
     dd_test::run(ioc);
     ASSERT_EQ(fake->requests().size(), 1u);
     EXPECT_EQ(fake->requests()[0].url, "http://127.0.0.1:8080/api/v1/external/orders/o1");

@@ -53,7 +53,7 @@ TEST_F(errors_test, every_known_message_maps_to_its_code)
     for (const auto& row : rows)
     {
         fake->expect_any().respond(row.status, row.body);
-        auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+        auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
         EXPECT_EQ(ec, row.code) << row.body;
         EXPECT_EQ(diag.http_status, row.status);
         const bool in_message = diag.server_message == row.message;
@@ -87,32 +87,32 @@ TEST_F(errors_test, conditions_group_codes)
 TEST_F(errors_test, unknown_404_and_422_fall_back_to_generic_codes)
 {
     fake->expect_any().respond(404, R"({"error":"Widget not found"})");
-    auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec, dd::api_errc::not_found);
     EXPECT_EQ(diag.server_message, "Widget not found");
 
     fake->expect_any().respond(422, R"({"errors":["Filename can't be blank","Byte size must be greater than 0"]})");
-    auto [ec2, o2] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec2, o2] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec2, dd::api_errc::validation_failed);
     ASSERT_EQ(diag.server_errors.size(), 2u);
     EXPECT_EQ(diag.server_errors[1], "Byte size must be greater than 0");
     // The server's words are in server_message whatever the body's shape,
     // and a log line has them once.
     EXPECT_EQ(diag.server_message, "Filename can't be blank; Byte size must be greater than 0");
-    EXPECT_EQ(diag.to_string(), R"(GET /orders/o1: 422 "Filename can't be blank; Byte size must be greater than 0")");
+    EXPECT_EQ(diag.to_string(), "GET /orders/o1: 422 Filename can't be blank; Byte size must be greater than 0");
 }
 
 TEST_F(errors_test, quota_codes)
 {
     fake->expect_any().respond(422, R"({"error":"Asset storage limit exceeded","code":"asset_storage_limit_exceeded"})");
     auto [ec, r] = run([&](auto t) {
-        return dd::create_asset(client, {.type = dd::asset_type::internal, .filename = "f", .byte_size = 10}, diag, t);
+        return dd::async_create_asset(client, {.type = dd::asset_type::internal, .filename = "f", .byte_size = 10}, diag, t);
     });
     EXPECT_EQ(ec, dd::api_errc::asset_storage_limit_exceeded);
     EXPECT_EQ(diag.code, "asset_storage_limit_exceeded");
     fake->expect_any().respond(422, R"({"errors":["Asset count limit exceeded"],"code":"asset_count_limit_exceeded"})");
     auto [ec2, r2] = run([&](auto t) {
-        return dd::create_asset(client, {.type = dd::asset_type::licence}, diag, t);
+        return dd::async_create_asset(client, {.type = dd::asset_type::licence}, diag, t);
     });
     EXPECT_EQ(ec2, dd::api_errc::asset_count_limit_exceeded);
 }
@@ -120,11 +120,11 @@ TEST_F(errors_test, quota_codes)
 TEST_F(errors_test, unauthorized_with_and_without_body)
 {
     fake->expect_any().respond(401, R"({"error":"Invalid API key"})");
-    auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec, dd::api_errc::invalid_api_key);
     EXPECT_EQ(diag.server_message, "Invalid API key");
     fake->expect_any().respond(401);
-    auto [ec2, o2] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec2, o2] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec2, dd::api_errc::invalid_api_key);
     EXPECT_EQ(diag.http_status, 401u);
     EXPECT_TRUE(diag.server_message.empty());
@@ -137,28 +137,28 @@ TEST_F(errors_test, unauthorized_with_and_without_body)
 TEST_F(errors_test, rate_limited_carries_retry_after)
 {
     fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", "7");
-    auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec, dd::api_errc::rate_limited);
     EXPECT_EQ(ec, dd::condition::rate_limited);
     ASSERT_TRUE(diag.retry_after);
     EXPECT_EQ(*diag.retry_after, 7s);
     fake->expect_any().respond(429).header("Retry-After", "1.25");
-    run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(diag.retry_after, std::chrono::milliseconds(1250));
 }
 
 TEST_F(errors_test, html_error_body_still_gives_a_typed_error)
 {
     fake->expect_any().respond(502, "<html><body><h1>502 Bad Gateway</h1></body></html>").header("Content-Type", "text/html");
-    auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec, dd::api_errc::server_error);
     EXPECT_EQ(diag.http_status, 502u);
     fake->expect_any().respond(418, "<html>teapot</html>").header("Content-Type", "text/html");
-    auto [ec2, o2] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec2, o2] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec2, dd::client_errc::unexpected_status);
     EXPECT_EQ(diag.http_status, 418u);
     fake->expect_any().respond(400, R"({"error":"Malformed JSON body"})");
-    auto [ec3, o3] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec3, o3] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec3, dd::api_errc::bad_request);
 }
 
@@ -170,13 +170,13 @@ TEST_F(errors_test, decode_errors_name_the_path)
                             R"("total_price":null,"currency":null,"created_at":"2024-05-01T12:00:00Z","download_count":"3"}],"pagination":)" +
                             pagination_json() + "}";
     fake->expect_any().respond(200, bad);
-    auto [ec, l] = run([&](auto t) { return dd::list_orders(client, diag, t); });
+    auto [ec, l] = run([&](auto t) { return dd::async_list_orders(client, diag, t); });
     EXPECT_EQ(ec, dd::client_errc::wrong_type);
     EXPECT_NE(diag.client_message.find("orders[1].download_count"), std::string::npos) << diag.client_message;
 
     // a required field missing
     fake->expect_any().respond(200, R"({"order":{"id":"o1","name":"#1"}})");
-    auto [ec2, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec2, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec2, dd::client_errc::missing_field);
     EXPECT_NE(diag.client_message.find("order.email"), std::string::npos) << diag.client_message;
 
@@ -184,23 +184,23 @@ TEST_F(errors_test, decode_errors_name_the_path)
     fake->expect_any().respond(200, R"({"order":)" + order_json() + "}");
     std::string bad_ts = R"({"order_id":"o1","order_name":"#1","downloads":[)" + download_json() + "]}";
     bad_ts.replace(bad_ts.find("2024-06-01T00:00:00Z"), 20, "2024-13-01T00:00:00Z");
-    run([&](auto t) { return dd::get_order(client, "o1", t); });
+    run([&](auto t) { return dd::async_get_order(client, "o1", t); });
     fake->expect_any().respond(200, bad_ts);
-    auto [ec3, d] = run([&](auto t) { return dd::get_order_downloads(client, "o1", diag, t); });
+    auto [ec3, d] = run([&](auto t) { return dd::async_get_order_downloads(client, "o1", diag, t); });
     EXPECT_EQ(ec3, dd::client_errc::invalid_timestamp);
     EXPECT_NE(diag.client_message.find("downloads[0].expires_at"), std::string::npos) << diag.client_message;
 
     // not JSON at all
     fake->expect_any().respond(200, "<html>maintenance</html>");
-    auto [ec4, o4] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec4, o4] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec4, dd::client_errc::invalid_json);
 
     // 1.5 into an integer, and an int64 overflow
     fake->expect_any().respond(200, R"({"order":)" + order_json(false, "paid", 0).replace(order_json(false, "paid", 0).find("\"download_count\":0"), 18, "\"download_count\":1.5") + "}");
-    auto [ec5, o5] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec5, o5] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec5, dd::client_errc::wrong_type);
     fake->expect_any().respond(200, R"({"order":)" + order_json(false, "paid", 0).replace(order_json(false, "paid", 0).find("\"download_count\":0"), 18, "\"download_count\":18446744073709551615") + "}");
-    auto [ec6, o6] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec6, o6] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec6, dd::client_errc::wrong_type);
 }
 
@@ -218,7 +218,7 @@ TEST_F(errors_test, streaming_decoder_edge_cases)
                              "\", \"phone\": null, \"currency\": \"USD\", \"currency\": \"EUR\"},"
                              " \"beta\": {\"deep\": [[[[1]]]]}} \n";
     fake->expect_any().respond(200, body);
-    auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     ASSERT_FALSE(ec) << diag.client_message;
     EXPECT_EQ(o.id, "o\xc3\xa9\xf0\x9f\x98\x80");
     EXPECT_EQ(o.name, "#1\"2\\");
@@ -238,7 +238,7 @@ TEST_F(errors_test, streaming_decoder_edge_cases)
     req.type = dd::asset_type::internal;
     req.filename = "f.pdf";
     req.byte_size = 5;
-    auto [ec2, created] = run([&](auto t) { return dd::create_asset(client, req, diag, t); });
+    auto [ec2, created] = run([&](auto t) { return dd::async_create_asset(client, req, diag, t); });
     ASSERT_FALSE(ec2) << diag.client_message;
     ASSERT_TRUE(created.upload);
     ASSERT_EQ(created.upload->headers.size(), 2u);
@@ -279,7 +279,7 @@ TEST_F(errors_test, streaming_decoder_edge_cases)
     {
         diag = {};
         fake->expect_any().respond(200, c.body);
-        auto [e, out] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+        auto [e, out] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
         EXPECT_EQ(e, c.want) << c.body;
         if (c.path)
         {
@@ -292,18 +292,18 @@ TEST_F(errors_test, streaming_decoder_edge_cases)
 
     // A page whose second order fails: the error names it, the result is empty.
     fake->expect_any().respond(200, R"({"orders":[)" + ok_order + "," + with_bad_count + R"(],"pagination":)" + pagination_json() + "}");
-    auto [ec3, page] = run([&](auto t) { return dd::list_orders(client, diag, t); });
+    auto [ec3, page] = run([&](auto t) { return dd::async_list_orders(client, diag, t); });
     EXPECT_EQ(ec3, dd::client_errc::wrong_type);
     EXPECT_NE(diag.client_message.find("orders[1].download_count"), std::string::npos) << diag.client_message;
     EXPECT_TRUE(page.orders.empty());
 
     // A nullable whole-object result (detach) accepts an empty body and nulls.
     fake->expect_any().respond(200, "");
-    auto [ec4, det] = run([&](auto t) { return dd::detach_assets(client, "o1", {.asset_ids = {"a1"}}, diag, t); });
+    auto [ec4, det] = run([&](auto t) { return dd::async_detach_assets(client, "o1", {.asset_ids = {"a1"}}, diag, t); });
     EXPECT_FALSE(ec4) << diag.client_message;
     EXPECT_FALSE(det.order);
     fake->expect_any().respond(200, R"({"order":null,"attached_assets":[]})");
-    auto [ec5, det2] = run([&](auto t) { return dd::detach_assets(client, "o1", {.asset_ids = {"a1"}}, diag, t); });
+    auto [ec5, det2] = run([&](auto t) { return dd::async_detach_assets(client, "o1", {.asset_ids = {"a1"}}, diag, t); });
     EXPECT_FALSE(ec5) << diag.client_message;
     EXPECT_FALSE(det2.order);
     ASSERT_TRUE(det2.attached_assets);
@@ -337,7 +337,7 @@ TEST_F(errors_test, mutated_bodies_get_the_verdict_of_boost_json)
         dd::error_code ec;
         if (page)
         {
-            auto [e, out] = run([&](auto t) { return dd::list_orders(client, diag, t); });
+            auto [e, out] = run([&](auto t) { return dd::async_list_orders(client, diag, t); });
             ec = e;
             if (e)
             {
@@ -346,7 +346,7 @@ TEST_F(errors_test, mutated_bodies_get_the_verdict_of_boost_json)
         }
         else
         {
-            auto [e, out] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+            auto [e, out] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
             ec = e;
             if (e)
             {
@@ -397,43 +397,43 @@ TEST_F(errors_test, forbidden_input_sends_nothing)
         };
     };
     std::vector<case_t> cases = {
-        {"per_page 0", ec_of([&](auto t) { return dd::list_orders(client, {.per_page = 0}, diag, t); }), dd::client_errc::invalid_per_page},
-        {"per_page 251", ec_of([&](auto t) { return dd::list_orders(client, {.per_page = 251}, diag, t); }), dd::client_errc::invalid_per_page},
-        {"dp per_page 101", ec_of([&](auto t) { return dd::list_digital_products(client, {.per_page = 101}, diag, t); }),
+        {"per_page 0", ec_of([&](auto t) { return dd::async_list_orders(client, {.per_page = 0}, diag, t); }), dd::client_errc::invalid_per_page},
+        {"per_page 251", ec_of([&](auto t) { return dd::async_list_orders(client, {.per_page = 251}, diag, t); }), dd::client_errc::invalid_per_page},
+        {"dp per_page 101", ec_of([&](auto t) { return dd::async_list_digital_products(client, {.per_page = 101}, diag, t); }),
          dd::client_errc::invalid_per_page},
-        {"page 0", ec_of([&](auto t) { return dd::list_assets(client, {.page = 0}, diag, t); }), dd::client_errc::invalid_page},
-        {"type filter internal", ec_of([&](auto t) { return dd::list_assets(client, {.type = dd::asset_type::internal}, diag, t); }),
+        {"page 0", ec_of([&](auto t) { return dd::async_list_assets(client, {.page = 0}, diag, t); }), dd::client_errc::invalid_page},
+        {"type filter internal", ec_of([&](auto t) { return dd::async_list_assets(client, {.type = dd::asset_type::internal}, diag, t); }),
          dd::client_errc::invalid_argument},
-        {"empty attach", ec_of([&](auto t) { return dd::attach_assets(client, "o1", {}, diag, t); }), dd::client_errc::empty_asset_ids},
-        {"empty detach", ec_of([&](auto t) { return dd::detach_assets(client, "o1", {}, diag, t); }), dd::client_errc::empty_asset_ids},
-        {"blank asset id", ec_of([&](auto t) { return dd::attach_assets(client, "o1", {.asset_ids = {"a1", ""}}, diag, t); }),
+        {"empty attach", ec_of([&](auto t) { return dd::async_attach_assets(client, "o1", {}, diag, t); }), dd::client_errc::empty_asset_ids},
+        {"empty detach", ec_of([&](auto t) { return dd::async_detach_assets(client, "o1", {}, diag, t); }), dd::client_errc::empty_asset_ids},
+        {"blank asset id", ec_of([&](auto t) { return dd::async_attach_assets(client, "o1", {.asset_ids = {"a1", ""}}, diag, t); }),
          dd::client_errc::invalid_argument},
         {"byte_size 0", ec_of([&](auto t) {
-             return dd::create_asset(client, {.type = dd::asset_type::internal, .filename = "f", .byte_size = 0}, diag, t);
+             return dd::async_create_asset(client, {.type = dd::asset_type::internal, .filename = "f", .byte_size = 0}, diag, t);
          }),
          dd::client_errc::invalid_byte_size},
         {"byte_size 2GB+1", ec_of([&](auto t) {
-             return dd::create_asset(client, {.type = dd::asset_type::internal, .filename = "f", .byte_size = 2147483649LL}, diag, t);
+             return dd::async_create_asset(client, {.type = dd::asset_type::internal, .filename = "f", .byte_size = 2147483649LL}, diag, t);
          }),
          dd::client_errc::invalid_byte_size},
         {"internal without filename", ec_of([&](auto t) {
-             return dd::create_asset(client, {.type = dd::asset_type::internal, .byte_size = 5}, diag, t);
+             return dd::async_create_asset(client, {.type = dd::asset_type::internal, .byte_size = 5}, diag, t);
          }),
          dd::client_errc::missing_required_field},
         {"content_type on licence", ec_of([&](auto t) {
-             return dd::create_asset(client, {.type = dd::asset_type::licence, .content_type = "text/plain"}, diag, t);
+             return dd::async_create_asset(client, {.type = dd::asset_type::licence, .content_type = "text/plain"}, diag, t);
          }),
          dd::client_errc::invalid_argument},
-        {"replace byte_size -1", ec_of([&](auto t) { return dd::replace_asset(client, "a1", {.filename = "f", .byte_size = -1}, diag, t); }),
+        {"replace byte_size -1", ec_of([&](auto t) { return dd::async_replace_asset(client, "a1", {.filename = "f", .byte_size = -1}, diag, t); }),
          dd::client_errc::invalid_byte_size},
         {"preorder without date", ec_of([&](auto t) {
-             return dd::create_digital_product(
+             return dd::async_create_digital_product(
                  client, {.store_product_id = 1, .asset_ids = {"a"}, .custom_message = "m", .preorder_enabled = true}, diag, t
              );
          }),
          dd::client_errc::missing_required_field},
         {"preorder without message", ec_of([&](auto t) {
-             return dd::create_digital_product(
+             return dd::async_create_digital_product(
                  client,
                  {.store_product_id = 1, .asset_ids = {"a"}, .preorder_enabled = true, .preorder_launch_date = dd::timestamp{}},
                  diag,
@@ -441,19 +441,19 @@ TEST_F(errors_test, forbidden_input_sends_nothing)
              );
          }),
          dd::client_errc::missing_required_field},
-        {"empty id", ec_of([&](auto t) { return dd::get_order(client, "", diag, t); }), dd::client_errc::invalid_path_parameter},
-        {"dot id", ec_of([&](auto t) { return dd::get_order(client, ".", diag, t); }), dd::client_errc::invalid_path_parameter},
-        {"dotdot id", ec_of([&](auto t) { return dd::get_asset(client, "..", diag, t); }), dd::client_errc::invalid_path_parameter},
+        {"empty id", ec_of([&](auto t) { return dd::async_get_order(client, "", diag, t); }), dd::client_errc::invalid_path_parameter},
+        {"dot id", ec_of([&](auto t) { return dd::async_get_order(client, ".", diag, t); }), dd::client_errc::invalid_path_parameter},
+        {"dotdot id", ec_of([&](auto t) { return dd::async_get_asset(client, "..", diag, t); }), dd::client_errc::invalid_path_parameter},
         {"bad extra header", ec_of([&](auto t) {
              dd::request_options o;
              o.extra_headers.add("X-Evil", "a\r\nX-Auth-Token: stolen");
-             return dd::get_order(client, "o1", o, diag, t);
+             return dd::async_get_order(client, "o1", o, diag, t);
          }),
          dd::client_errc::invalid_argument},
         {"auth header override", ec_of([&](auto t) {
              dd::request_options o;
              o.extra_headers.add("x-auth-token", "other");
-             return dd::get_order(client, "o1", o, diag, t);
+             return dd::async_get_order(client, "o1", o, diag, t);
          }),
          dd::client_errc::invalid_argument},
     };
@@ -474,9 +474,9 @@ TEST_F(errors_test, blank_external_url_is_refused_with_the_servers_code)
     const dd::new_asset blank_url{.type = dd::asset_type::external, .external_url = "  "};
     const dd::asset_update blank_update{.external_url = " "};
     std::vector<std::pair<const char*, std::function<dd::error_code()>>> cases = {
-        {"create without url", [&] { return std::get<0>(run([&](auto t) { return dd::create_asset(client, no_url, diag, t); })); }},
-        {"create with blank url", [&] { return std::get<0>(run([&](auto t) { return dd::create_asset(client, blank_url, diag, t); })); }},
-        {"update to blank url", [&] { return std::get<0>(run([&](auto t) { return dd::update_asset(client, "a1", blank_update, diag, t); })); }},
+        {"create without url", [&] { return std::get<0>(run([&](auto t) { return dd::async_create_asset(client, no_url, diag, t); })); }},
+        {"create with blank url", [&] { return std::get<0>(run([&](auto t) { return dd::async_create_asset(client, blank_url, diag, t); })); }},
+        {"update to blank url", [&] { return std::get<0>(run([&](auto t) { return dd::async_update_asset(client, "a1", blank_update, diag, t); })); }},
     };
     for (auto& [name, call] : cases)
     {
@@ -493,14 +493,14 @@ TEST_F(errors_test, valid_edge_values_are_sent)
 {
     fake->expect_any().respond(201, R"({"asset":)" + asset_json() + "}");
     auto [ec, r] = run([&](auto t) {
-        return dd::create_asset(client, {.type = dd::asset_type::internal, .filename = "f", .byte_size = 1}, diag, t);
+        return dd::async_create_asset(client, {.type = dd::asset_type::internal, .filename = "f", .byte_size = 1}, diag, t);
     });
     EXPECT_FALSE(ec) << diag.to_string();
     fake->expect_any().respond(200, R"({"orders":[],"pagination":)" + pagination_json() + "}");
-    auto [ec2, l] = run([&](auto t) { return dd::list_orders(client, {.page = 1, .per_page = 1}, t); });
+    auto [ec2, l] = run([&](auto t) { return dd::async_list_orders(client, {.page = 1, .per_page = 1}, t); });
     EXPECT_FALSE(ec2);
     fake->expect_any().respond(200, R"({"orders":[],"pagination":)" + pagination_json() + "}");
-    auto [ec3, l3] = run([&](auto t) { return dd::list_orders(client, {.per_page = 250}, t); });
+    auto [ec3, l3] = run([&](auto t) { return dd::async_list_orders(client, {.per_page = 250}, t); });
     EXPECT_FALSE(ec3);
     EXPECT_EQ(fake->requests().size(), 3u);
 }
@@ -508,12 +508,12 @@ TEST_F(errors_test, valid_edge_values_are_sent)
 TEST_F(errors_test, transport_errors_pass_through_with_diagnostics)
 {
     fake->expect_any().fail(asio::error::connection_refused);
-    auto [ec, o] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec, asio::error::connection_refused);
     EXPECT_EQ(ec, dd::condition::transport);
     EXPECT_EQ(diag.path, "/orders/o1");
     fake->expect_any().fail(dd::client_errc::request_timeout);
-    auto [ec2, o2] = run([&](auto t) { return dd::get_order(client, "o1", diag, t); });
+    auto [ec2, o2] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec2, dd::client_errc::request_timeout);
     EXPECT_EQ(ec2, dd::condition::timeout);
 }
@@ -539,7 +539,7 @@ TEST_F(errors_test, rate_limit_headers_are_recorded)
         .header("X-RateLimit-Limit", "40")
         .header("X-RateLimit-Remaining", "37")
         .header("X-RateLimit-Reset", "1767225600");
-    run([&](auto t) { return dd::get_order(client, "o1", t); });
+    run([&](auto t) { return dd::async_get_order(client, "o1", t); });
     auto s = client.rate_limit();
     EXPECT_EQ(s.source, dd::rate_limit_source::header);
     EXPECT_EQ(s.limit, 40);

@@ -42,7 +42,7 @@ protected:
     dd::asset make_licence(const std::string& name, bool autogen = false)
     {
         auto [ec, r] = e.run([&](auto t) {
-            return dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = name, .autogenerate_licence_key = autogen}, diag, t);
+            return dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = name, .autogenerate_licence_key = autogen}, diag, t);
         });
         EXPECT_FALSE(ec) << ec.message() << " " << diag.to_string();
         return r.asset;
@@ -50,7 +50,7 @@ protected:
     dd::asset make_external(const std::string& url, const std::string& name = "External")
     {
         auto [ec, r] = e.run([&](auto t) {
-            return dd::create_asset(e.client, {.type = dd::asset_type::external, .external_url = url, .name = name}, diag, t);
+            return dd::async_create_asset(e.client, {.type = dd::asset_type::external, .external_url = url, .name = name}, diag, t);
         });
         EXPECT_FALSE(ec) << ec.message() << " " << diag.to_string();
         return r.asset;
@@ -58,21 +58,21 @@ protected:
     dd::digital_product make_product(std::int64_t store_product_id, std::vector<std::string> ids)
     {
         auto [ec, dp] = e.run([&](auto t) {
-            return dd::create_digital_product(e.client, {.store_product_id = store_product_id, .asset_ids = ids}, diag, t);
+            return dd::async_create_digital_product(e.client, {.store_product_id = store_product_id, .asset_ids = ids}, diag, t);
         });
         EXPECT_FALSE(ec) << ec.message() << " " << diag.to_string();
         return dp;
     }
     std::vector<dd::order> all_orders()
     {
-        auto [ec, l] = e.run([&](auto t) { return dd::list_orders(e.client, {.per_page = 250}, diag, t); });
+        auto [ec, l] = e.run([&](auto t) { return dd::async_list_orders(e.client, {.per_page = 250}, diag, t); });
         EXPECT_FALSE(ec) << ec.message() << " " << diag.to_string();
         EXPECT_LE(l.pagination.total_count, 250) << "the suite assumes every order fits on one page";
         return l.orders;
     }
     std::vector<std::string> ids_of(const dd::order_query& q)
     {
-        auto [ec, l] = e.run([&](auto t) { return dd::list_orders(e.client, q, diag, t); });
+        auto [ec, l] = e.run([&](auto t) { return dd::async_list_orders(e.client, q, diag, t); });
         EXPECT_FALSE(ec) << ec.message() << " " << diag.to_string();
         std::vector<std::string> ids;
         for (auto& o : l.orders)
@@ -103,7 +103,7 @@ TEST_F(ClientSandbox, asset_endpoints_return_their_fields)
 {
     // POST /assets, internal: the asset and its upload handle.
     auto [ec, created] = e.run([&](auto t) {
-        return dd::create_asset(
+        return dd::async_create_asset(
             e.client,
             {.type = dd::asset_type::internal, .filename = "Manual v1.pdf", .byte_size = 11, .content_type = "application/pdf", .name = "Manual"},
             diag,
@@ -136,7 +136,7 @@ TEST_F(ClientSandbox, asset_endpoints_return_their_fields)
 
     // POST /assets, internal without content_type: application/octet-stream.
     auto [ec0, plain] = e.run([&](auto t) {
-        return dd::create_asset(e.client, {.type = dd::asset_type::internal, .filename = "data.bin", .byte_size = 3}, diag, t);
+        return dd::async_create_asset(e.client, {.type = dd::asset_type::internal, .filename = "data.bin", .byte_size = 3}, diag, t);
     });
     ASSERT_FALSE(ec0) << diag.to_string();
     EXPECT_EQ(plain.asset.content_type, "application/octet-stream");
@@ -144,7 +144,7 @@ TEST_F(ClientSandbox, asset_endpoints_return_their_fields)
 
     // POST /assets, external and licence: no upload handle.
     auto [ec2, ext] = e.run([&](auto t) {
-        return dd::create_asset(
+        return dd::async_create_asset(
             e.client,
             {.type = dd::asset_type::external, .external_url = "https://cdn.example.com/files/guide.pdf", .name = "Guide"},
             diag,
@@ -159,7 +159,7 @@ TEST_F(ClientSandbox, asset_endpoints_return_their_fields)
     EXPECT_FALSE(ext.upload.has_value());
 
     auto [ec3, lic] = e.run([&](auto t) {
-        return dd::create_asset(
+        return dd::async_create_asset(
             e.client,
             {.type = dd::asset_type::licence, .name = "Pro licence", .autogenerate_licence_key = true},
             diag,
@@ -176,7 +176,7 @@ TEST_F(ClientSandbox, asset_endpoints_return_their_fields)
     EXPECT_FALSE(lic.upload.has_value());
 
     // GET /assets/{id}
-    auto [ec4, got] = e.run([&](auto t) { return dd::get_asset(e.client, internal.id, diag, t); });
+    auto [ec4, got] = e.run([&](auto t) { return dd::async_get_asset(e.client, internal.id, diag, t); });
     ASSERT_FALSE(ec4) << diag.to_string();
     EXPECT_EQ(got.id, internal.id);
     EXPECT_EQ(got.filename, "Manual v1.pdf");
@@ -185,7 +185,7 @@ TEST_F(ClientSandbox, asset_endpoints_return_their_fields)
 
     // PATCH /assets/{id}
     auto [ec5, renamed] = e.run([&](auto t) {
-        return dd::update_asset(e.client, lic.asset.id, {.name = "Renamed licence", .autogenerate_licence_key = false}, diag, t);
+        return dd::async_update_asset(e.client, lic.asset.id, {.name = "Renamed licence", .autogenerate_licence_key = false}, diag, t);
     });
     ASSERT_FALSE(ec5) << diag.to_string();
     EXPECT_EQ(renamed.id, lic.asset.id);
@@ -193,7 +193,7 @@ TEST_F(ClientSandbox, asset_endpoints_return_their_fields)
     EXPECT_FALSE(renamed.autogenerate_licence_key);
     EXPECT_GE(renamed.updated_at, lic.asset.updated_at);
     auto [ec6, moved] = e.run([&](auto t) {
-        return dd::update_asset(
+        return dd::async_update_asset(
             e.client,
             ext.asset.id,
             {.external_url = "https://cdn.example.com/files/guide-v2.pdf", .watermark_asset = true},
@@ -206,7 +206,7 @@ TEST_F(ClientSandbox, asset_endpoints_return_their_fields)
     EXPECT_TRUE(moved.watermark_asset);
 
     // GET /assets with q and type.
-    auto [ec7, by_q] = e.run([&](auto t) { return dd::list_assets(e.client, {.q = "MANUAL V1"}, diag, t); });
+    auto [ec7, by_q] = e.run([&](auto t) { return dd::async_list_assets(e.client, {.q = "MANUAL V1"}, diag, t); });
     ASSERT_FALSE(ec7) << diag.to_string();
     ASSERT_EQ(by_q.assets.size(), 1u);
     EXPECT_EQ(by_q.assets[0].id, internal.id);
@@ -214,7 +214,7 @@ TEST_F(ClientSandbox, asset_endpoints_return_their_fields)
     EXPECT_EQ(by_q.pagination.current_page, 1);
     EXPECT_EQ(by_q.pagination.per_page, 25);
     EXPECT_EQ(by_q.pagination.total_pages, 1);
-    auto [ec8, externals] = e.run([&](auto t) { return dd::list_assets(e.client, {.type = dd::asset_type::external}, diag, t); });
+    auto [ec8, externals] = e.run([&](auto t) { return dd::async_list_assets(e.client, {.type = dd::asset_type::external}, diag, t); });
     ASSERT_FALSE(ec8) << diag.to_string();
     bool found = false;
     for (const auto& a : externals.assets)
@@ -223,7 +223,7 @@ TEST_F(ClientSandbox, asset_endpoints_return_their_fields)
         found = found || a.id == ext.asset.id;
     }
     EXPECT_TRUE(found);
-    auto [ec9, licences] = e.run([&](auto t) { return dd::list_assets(e.client, {.type = dd::asset_type::licence}, diag, t); });
+    auto [ec9, licences] = e.run([&](auto t) { return dd::async_list_assets(e.client, {.type = dd::asset_type::licence}, diag, t); });
     ASSERT_FALSE(ec9) << diag.to_string();
     found = false;
     for (const auto& a : licences.assets)
@@ -235,7 +235,7 @@ TEST_F(ClientSandbox, asset_endpoints_return_their_fields)
 
     // POST /assets/{id}/replace: same id, a new upload handle; the upload commits it.
     auto [ec10, repl] = e.run([&](auto t) {
-        return dd::replace_asset(e.client, internal.id, {.filename = "Manual v2.pdf", .byte_size = 20}, diag, t);
+        return dd::async_replace_asset(e.client, internal.id, {.filename = "Manual v2.pdf", .byte_size = 20}, diag, t);
     });
     ASSERT_FALSE(ec10) << diag.to_string();
     EXPECT_EQ(repl.asset.id, internal.id);
@@ -245,15 +245,15 @@ TEST_F(ClientSandbox, asset_endpoints_return_their_fields)
     EXPECT_EQ(repl.upload->headers.find("Content-Disposition"), "inline; filename=\"Manual v2.pdf\"");
     auto put = e.put_upload(*repl.upload, std::string(20, 'x'));
     EXPECT_EQ(put.status, 200u) << put.body;
-    auto [ec11, after] = e.run([&](auto t) { return dd::get_asset(e.client, internal.id, diag, t); });
+    auto [ec11, after] = e.run([&](auto t) { return dd::async_get_asset(e.client, internal.id, diag, t); });
     ASSERT_FALSE(ec11) << diag.to_string();
     EXPECT_EQ(after.filename, "Manual v2.pdf");
     EXPECT_EQ(after.byte_size, 20);
 
     // DELETE /assets/{id}: then 404.
-    auto [ec12] = e.run([&](auto t) { return dd::delete_asset(e.client, ext.asset.id, diag, t); });
+    auto [ec12] = e.run([&](auto t) { return dd::async_delete_asset(e.client, ext.asset.id, diag, t); });
     ASSERT_FALSE(ec12) << diag.to_string();
-    auto [ec13, gone] = e.run([&](auto t) { return dd::get_asset(e.client, ext.asset.id, diag, t); });
+    auto [ec13, gone] = e.run([&](auto t) { return dd::async_get_asset(e.client, ext.asset.id, diag, t); });
     EXPECT_EQ(ec13, dd::api_errc::asset_not_found);
 }
 
@@ -267,7 +267,7 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
 
     // POST /digital_products (product level and variant level).
     auto [ec, dp] = e.run([&](auto t) {
-        return dd::create_digital_product(
+        return dd::async_create_digital_product(
             e.client,
             {.store_product_id = product, .asset_ids = {lic.id}, .custom_message = "Thanks for buying"},
             diag,
@@ -295,7 +295,7 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
     EXPECT_TRUE(near_now(dp.created_at));
 
     auto [ec2, variant] = e.run([&](auto t) {
-        return dd::create_digital_product(
+        return dd::async_create_digital_product(
             e.client,
             {.store_product_id = product, .store_variant_id = 42, .asset_ids = {ext.id}, .upsert_always = true},
             diag,
@@ -309,7 +309,7 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
     EXPECT_EQ(variant.assets[0].external_url, "https://cdn.example.com/dp/readme.txt");
 
     // GET /digital_products/{id}
-    auto [ec3, got] = e.run([&](auto t) { return dd::get_digital_product(e.client, dp.id, diag, t); });
+    auto [ec3, got] = e.run([&](auto t) { return dd::async_get_digital_product(e.client, dp.id, diag, t); });
     ASSERT_FALSE(ec3) << diag.to_string();
     EXPECT_EQ(got.id, dp.id);
     EXPECT_EQ(got.custom_message, "Thanks for buying");
@@ -318,7 +318,7 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
     // PATCH /digital_products/{id}: asset_ids replaces the list; preorder fields.
     const auto launch = std::chrono::floor<std::chrono::milliseconds>(now_ts() + 3h);
     auto [ec4, upd] = e.run([&](auto t) {
-        return dd::update_digital_product(
+        return dd::async_update_digital_product(
             e.client,
             dp.id,
             {.asset_ids = std::vector<std::string>{ext.id, lic.id},
@@ -343,14 +343,14 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
     EXPECT_EQ(upd.preorder_description, "Wait a little");
     EXPECT_GE(upd.updated_at, dp.updated_at);
     auto [ec4b, back] = e.run([&](auto t) {
-        return dd::update_digital_product(e.client, dp.id, {.asset_ids = std::vector<std::string>{lic.id}, .preorder_enabled = false}, diag, t);
+        return dd::async_update_digital_product(e.client, dp.id, {.asset_ids = std::vector<std::string>{lic.id}, .preorder_enabled = false}, diag, t);
     });
     ASSERT_FALSE(ec4b) << diag.to_string();
     ASSERT_EQ(back.assets.size(), 1u);
     EXPECT_FALSE(back.preorder_enabled);
 
     // GET /digital_products?store_product_id includes variant-level links.
-    auto [ec5, list] = e.run([&](auto t) { return dd::list_digital_products(e.client, {.store_product_id = product}, diag, t); });
+    auto [ec5, list] = e.run([&](auto t) { return dd::async_list_digital_products(e.client, {.store_product_id = product}, diag, t); });
     ASSERT_FALSE(ec5) << diag.to_string();
     EXPECT_EQ(list.pagination.total_count, 2);
     EXPECT_EQ(list.pagination.per_page, 25);
@@ -358,7 +358,7 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
     for (const auto& d : list.digital_products)
         listed.insert(d.id);
     EXPECT_EQ(listed, as_set({dp.id, variant.id}));
-    auto [ec5b, big] = e.run([&](auto t) { return dd::list_digital_products(e.client, {.per_page = 100}, diag, t); });
+    auto [ec5b, big] = e.run([&](auto t) { return dd::async_list_digital_products(e.client, {.per_page = 100}, diag, t); });
     ASSERT_FALSE(ec5b) << diag.to_string();
     EXPECT_EQ(big.pagination.per_page, 100);
     EXPECT_GE(big.pagination.total_count, 2);
@@ -367,7 +367,7 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
     const std::string order_id = e.purchase({{"store_product_id", product}, {"email", "ada@example.com"}, {"customer_name", "Ada"}});
     ASSERT_FALSE(order_id.empty());
     auto [ec6, nb] = e.run([&](auto t) {
-        return dd::notify_buyers(
+        return dd::async_notify_buyers(
             e.client,
             dp.id,
             {.subject = "Hello {{ customer.name }}", .body = "Order {{ order.name }} from {{ shop.name }}"},
@@ -378,7 +378,7 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
     ASSERT_FALSE(ec6) << diag.to_string();
     EXPECT_EQ(nb.digital_product_id, dp.id);
     EXPECT_EQ(nb.notified_count, 1);
-    auto [ec6b, order] = e.run([&](auto t) { return dd::get_order(e.client, order_id, diag, t); });
+    auto [ec6b, order] = e.run([&](auto t) { return dd::async_get_order(e.client, order_id, diag, t); });
     ASSERT_FALSE(ec6b) << diag.to_string();
     bool emailed = false;
     for (const auto& m : e.outbox())
@@ -394,14 +394,14 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
     }
     EXPECT_TRUE(emailed);
     // The body is optional.
-    auto [ec6c, nb2] = e.run([&](auto t) { return dd::notify_buyers(e.client, dp.id, diag, t); });
+    auto [ec6c, nb2] = e.run([&](auto t) { return dd::async_notify_buyers(e.client, dp.id, diag, t); });
     ASSERT_FALSE(ec6c) << diag.to_string();
     EXPECT_EQ(nb2.notified_count, 1);
 
     // DELETE /digital_products/{id}: then 404.
-    auto [ec7] = e.run([&](auto t) { return dd::delete_digital_product(e.client, variant.id, diag, t); });
+    auto [ec7] = e.run([&](auto t) { return dd::async_delete_digital_product(e.client, variant.id, diag, t); });
     ASSERT_FALSE(ec7) << diag.to_string();
-    auto [ec8, gone] = e.run([&](auto t) { return dd::get_digital_product(e.client, variant.id, diag, t); });
+    auto [ec8, gone] = e.run([&](auto t) { return dd::async_get_digital_product(e.client, variant.id, diag, t); });
     EXPECT_EQ(ec8, dd::api_errc::digital_product_not_found);
 }
 
@@ -410,14 +410,14 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
 TEST_F(ClientSandbox, order_endpoints_return_their_fields)
 {
     // GET /orders and GET /orders/{id} (seeded orders).
-    auto [ec, page] = e.run([&](auto t) { return dd::list_orders(e.client, {.per_page = 5}, diag, t); });
+    auto [ec, page] = e.run([&](auto t) { return dd::async_list_orders(e.client, {.per_page = 5}, diag, t); });
     ASSERT_FALSE(ec) << diag.to_string();
     ASSERT_EQ(page.orders.size(), 5u);
     EXPECT_EQ(page.pagination.per_page, 5);
     EXPECT_GE(page.pagination.total_count, 50);
     EXPECT_EQ(page.pagination.total_pages, (page.pagination.total_count + 4) / 5);
     const dd::order first = page.orders[0];
-    auto [ec2, got] = e.run([&](auto t) { return dd::get_order(e.client, first.id, diag, t); });
+    auto [ec2, got] = e.run([&](auto t) { return dd::async_get_order(e.client, first.id, diag, t); });
     ASSERT_FALSE(ec2) << diag.to_string();
     EXPECT_EQ(got.id, first.id);
     EXPECT_EQ(got.name, first.name);
@@ -435,7 +435,7 @@ TEST_F(ClientSandbox, order_endpoints_return_their_fields)
     const std::string order_id =
         e.purchase({{"store_product_id", 920000001}, {"email", "bob@example.com"}, {"customer_name", "Bob"}});
     ASSERT_FALSE(order_id.empty());
-    auto [ec3, o] = e.run([&](auto t) { return dd::get_order(e.client, order_id, diag, t); });
+    auto [ec3, o] = e.run([&](auto t) { return dd::async_get_order(e.client, order_id, diag, t); });
     ASSERT_FALSE(ec3) << diag.to_string();
     EXPECT_EQ(o.email, "bob@example.com");
     EXPECT_EQ(o.financial_status, dd::financial_status::paid);
@@ -445,7 +445,7 @@ TEST_F(ClientSandbox, order_endpoints_return_their_fields)
     EXPECT_EQ(o.fulfillment_status, std::nullopt);
     EXPECT_EQ(o.download_count, 0);
     EXPECT_TRUE(near_now(o.created_at));
-    auto [ec4, dl0] = e.run([&](auto t) { return dd::get_order_downloads(e.client, order_id, diag, t); });
+    auto [ec4, dl0] = e.run([&](auto t) { return dd::async_get_order_downloads(e.client, order_id, diag, t); });
     ASSERT_FALSE(ec4) << diag.to_string();
     EXPECT_EQ(dl0.order_id, order_id);
     EXPECT_EQ(dl0.order_name, o.name);
@@ -454,7 +454,7 @@ TEST_F(ClientSandbox, order_endpoints_return_their_fields)
     // POST /orders/{id}/attach_assets; duplicates are ignored.
     const dd::asset ext = make_external("https://cdn.example.com/extra/bonus.zip", "Bonus");
     const dd::asset lic = make_licence("Extra key");
-    auto [ec5, att] = e.run([&](auto t) { return dd::attach_assets(e.client, order_id, {.asset_ids = {ext.id, lic.id}}, diag, t); });
+    auto [ec5, att] = e.run([&](auto t) { return dd::async_attach_assets(e.client, order_id, {.asset_ids = {ext.id, lic.id}}, diag, t); });
     ASSERT_FALSE(ec5) << ec5.message() << " " << diag.to_string();
     EXPECT_EQ(att.order.id, order_id);
     ASSERT_EQ(att.attached_assets.size(), 2u);
@@ -469,12 +469,12 @@ TEST_F(ClientSandbox, order_endpoints_return_their_fields)
     EXPECT_EQ(by_id[ext.id].byte_size, 0);
     EXPECT_EQ(by_id[lic.id].type, dd::asset_type::licence);
     EXPECT_EQ(by_id[lic.id].content_type, "licence/key");
-    auto [ec6, att2] = e.run([&](auto t) { return dd::attach_assets(e.client, order_id, {.asset_ids = {ext.id}}, diag, t); });
+    auto [ec6, att2] = e.run([&](auto t) { return dd::async_attach_assets(e.client, order_id, {.asset_ids = {ext.id}}, diag, t); });
     ASSERT_FALSE(ec6) << diag.to_string();
     EXPECT_EQ(att2.attached_assets.size(), 2u);
 
     // GET /orders/{id}/downloads: the attached files.
-    auto [ec7, dl] = e.run([&](auto t) { return dd::get_order_downloads(e.client, order_id, diag, t); });
+    auto [ec7, dl] = e.run([&](auto t) { return dd::async_get_order_downloads(e.client, order_id, diag, t); });
     ASSERT_FALSE(ec7) << diag.to_string();
     ASSERT_EQ(dl.downloads.size(), 2u);
     for (const auto& d : dl.downloads)
@@ -508,25 +508,25 @@ TEST_F(ClientSandbox, order_endpoints_return_their_fields)
     }
 
     // DELETE /orders/{id}/detach_assets: the remaining attachments.
-    auto [ec8, det] = e.run([&](auto t) { return dd::detach_assets(e.client, order_id, {.asset_ids = {ext.id}}, diag, t); });
+    auto [ec8, det] = e.run([&](auto t) { return dd::async_detach_assets(e.client, order_id, {.asset_ids = {ext.id}}, diag, t); });
     ASSERT_FALSE(ec8) << ec8.message() << " " << diag.to_string();
     ASSERT_TRUE(det.order.has_value());
     EXPECT_EQ(det.order->id, order_id);
     ASSERT_TRUE(det.attached_assets.has_value());
     ASSERT_EQ(det.attached_assets->size(), 1u);
     EXPECT_EQ((*det.attached_assets)[0].id, lic.id);
-    auto [ec9, dl2] = e.run([&](auto t) { return dd::get_order_downloads(e.client, order_id, diag, t); });
+    auto [ec9, dl2] = e.run([&](auto t) { return dd::async_get_order_downloads(e.client, order_id, diag, t); });
     ASSERT_FALSE(ec9) << diag.to_string();
     ASSERT_EQ(dl2.downloads.size(), 1u);
     EXPECT_TRUE(dl2.downloads[0].is_licence_key);
 
     // POST /orders/{id}/notify, to the order's email and to an override.
-    auto [ec10, n1] = e.run([&](auto t) { return dd::notify_order(e.client, order_id, diag, t); });
+    auto [ec10, n1] = e.run([&](auto t) { return dd::async_notify_order(e.client, order_id, diag, t); });
     ASSERT_FALSE(ec10) << ec10.message() << " " << diag.to_string();
     EXPECT_TRUE(n1.notified);
     EXPECT_EQ(n1.order.id, order_id);
     EXPECT_TRUE(near_now(n1.notified_at));
-    auto [ec11, n2] = e.run([&](auto t) { return dd::notify_order(e.client, order_id, {.email = "other@example.com"}, diag, t); });
+    auto [ec11, n2] = e.run([&](auto t) { return dd::async_notify_order(e.client, order_id, {.email = "other@example.com"}, diag, t); });
     ASSERT_FALSE(ec11) << diag.to_string();
     EXPECT_TRUE(n2.notified);
     std::vector<std::string> to;
@@ -541,7 +541,7 @@ TEST_F(ClientSandbox, order_endpoints_return_their_fields)
 TEST_F(ClientSandbox, wrong_api_key_is_invalid_api_key)
 {
     dd::client bad = e.make_client({.api_key = "not-the-key", .rate_limit = {.enabled = false}, .retry = {.enabled = false}});
-    auto [ec, o] = e.run([&](auto t) { return dd::list_orders(bad, {}, diag, t); });
+    auto [ec, o] = e.run([&](auto t) { return dd::async_list_orders(bad, {}, diag, t); });
     EXPECT_EQ(ec, dd::api_errc::invalid_api_key);
     EXPECT_EQ(ec, dd::condition::unauthorized);
     EXPECT_EQ(diag.http_status, 401u);
@@ -550,7 +550,7 @@ TEST_F(ClientSandbox, wrong_api_key_is_invalid_api_key)
     EXPECT_EQ(diag.path, "/orders");
     EXPECT_EQ(diag.to_string().find("not-the-key"), std::string::npos);
     auto [ec2, a] = e.run([&](auto t) {
-        return dd::create_asset(bad, {.type = dd::asset_type::licence, .name = "x"}, diag, t);
+        return dd::async_create_asset(bad, {.type = dd::asset_type::licence, .name = "x"}, diag, t);
     });
     EXPECT_EQ(ec2, dd::api_errc::invalid_api_key);
     EXPECT_EQ(diag.server_message, "Invalid API key");
@@ -567,55 +567,55 @@ TEST_F(ClientSandbox, missing_resources_are_typed_not_found)
         EXPECT_EQ(diag.path, path);
     };
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::get_order(e.client, missing_id, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { return dd::async_get_order(e.client, missing_id, diag, t); });
         check(ec, dd::api_errc::order_not_found, "Order not found", "GET", "/orders/" + missing_id);
     }
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::get_order_downloads(e.client, missing_id, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { return dd::async_get_order_downloads(e.client, missing_id, diag, t); });
         check(ec, dd::api_errc::order_not_found, "Order not found", "GET", "/orders/" + missing_id + "/downloads");
     }
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::notify_order(e.client, missing_id, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { return dd::async_notify_order(e.client, missing_id, diag, t); });
         check(ec, dd::api_errc::order_not_found, "Order not found", "POST", "/orders/" + missing_id + "/notify");
     }
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::attach_assets(e.client, missing_id, {.asset_ids = {missing_id}}, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { return dd::async_attach_assets(e.client, missing_id, {.asset_ids = {missing_id}}, diag, t); });
         check(ec, dd::api_errc::order_not_found, "Order not found", "POST", "/orders/" + missing_id + "/attach_assets");
     }
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::detach_assets(e.client, missing_id, {.asset_ids = {missing_id}}, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { return dd::async_detach_assets(e.client, missing_id, {.asset_ids = {missing_id}}, diag, t); });
         check(ec, dd::api_errc::order_not_found, "Order not found", "DELETE", "/orders/" + missing_id + "/detach_assets");
     }
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::get_asset(e.client, missing_id, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { return dd::async_get_asset(e.client, missing_id, diag, t); });
         check(ec, dd::api_errc::asset_not_found, "Asset not found", "GET", "/assets/" + missing_id);
     }
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::update_asset(e.client, missing_id, {.name = "x"}, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { return dd::async_update_asset(e.client, missing_id, {.name = "x"}, diag, t); });
         check(ec, dd::api_errc::asset_not_found, "Asset not found", "PATCH", "/assets/" + missing_id);
     }
     {
-        auto [ec] = e.run([&](auto t) { return dd::delete_asset(e.client, missing_id, diag, t); });
+        auto [ec] = e.run([&](auto t) { return dd::async_delete_asset(e.client, missing_id, diag, t); });
         check(ec, dd::api_errc::asset_not_found, "Asset not found", "DELETE", "/assets/" + missing_id);
     }
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::replace_asset(e.client, missing_id, {.filename = "f.bin", .byte_size = 1}, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { return dd::async_replace_asset(e.client, missing_id, {.filename = "f.bin", .byte_size = 1}, diag, t); });
         check(ec, dd::api_errc::asset_not_found, "Asset not found", "POST", "/assets/" + missing_id + "/replace");
     }
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::get_digital_product(e.client, missing_id, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { return dd::async_get_digital_product(e.client, missing_id, diag, t); });
         check(ec, dd::api_errc::digital_product_not_found, "Digital product not found", "GET", "/digital_products/" + missing_id);
     }
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::update_digital_product(e.client, missing_id, {.custom_message = "x"}, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { return dd::async_update_digital_product(e.client, missing_id, {.custom_message = "x"}, diag, t); });
         check(ec, dd::api_errc::digital_product_not_found, "Digital product not found", "PATCH", "/digital_products/" + missing_id);
     }
     {
-        auto [ec] = e.run([&](auto t) { return dd::delete_digital_product(e.client, missing_id, diag, t); });
+        auto [ec] = e.run([&](auto t) { return dd::async_delete_digital_product(e.client, missing_id, diag, t); });
         check(ec, dd::api_errc::digital_product_not_found, "Digital product not found", "DELETE", "/digital_products/" + missing_id);
     }
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::notify_buyers(e.client, missing_id, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { return dd::async_notify_buyers(e.client, missing_id, diag, t); });
         check(ec, dd::api_errc::digital_product_not_found, "Digital product not found", "POST",
               "/digital_products/" + missing_id + "/notify_buyers");
     }
@@ -626,12 +626,12 @@ TEST_F(ClientSandbox, blank_external_url_refused_by_client_and_by_server)
     // The client refuses a blank external_url before sending, with the code
     // the server's answer gives...
     auto [ec, r] = e.run([&](auto t) {
-        return dd::create_asset(e.client, {.type = dd::asset_type::external, .external_url = "  "}, diag, t);
+        return dd::async_create_asset(e.client, {.type = dd::asset_type::external, .external_url = "  "}, diag, t);
     });
     EXPECT_EQ(ec, dd::api_errc::external_url_blank) << ec.message();
     EXPECT_EQ(diag.http_status, 0u);
     const dd::asset ext = make_external("https://cdn.example.com/blank/test.pdf");
-    auto [ec2, r2] = e.run([&](auto t) { return dd::update_asset(e.client, ext.id, {.external_url = ""}, diag, t); });
+    auto [ec2, r2] = e.run([&](auto t) { return dd::async_update_asset(e.client, ext.id, {.external_url = ""}, diag, t); });
     EXPECT_EQ(ec2, dd::api_errc::external_url_blank) << ec2.message();
     EXPECT_EQ(diag.http_status, 0u);
 
@@ -639,9 +639,7 @@ TEST_F(ClientSandbox, blank_external_url_refused_by_client_and_by_server)
     auto [ec3, body3] = e.run([&](auto t) {
         return dd::async_raw_request(
             e.client,
-            dd::http_method::post,
-            "/assets",
-            json::value{{"asset", {{"type", "external"}, {"external_url", ""}}}},
+            {.method = dd::http_method::post, .path = "/assets", .body = R"({"asset":{"type":"external","external_url":""}})"},
             diag,
             t
         );
@@ -650,13 +648,9 @@ TEST_F(ClientSandbox, blank_external_url_refused_by_client_and_by_server)
     EXPECT_EQ(diag.http_status, 422u);
     EXPECT_TRUE(server_said(diag, "External url can't be blank")) << diag.to_string();
     auto [ec4, body4] = e.run([&](auto t) {
+        const std::string path = "/assets/" + ext.id;
         return dd::async_raw_request(
-            e.client,
-            dd::http_method::patch,
-            "/assets/" + ext.id,
-            json::value{{"asset", {{"external_url", ""}}}},
-            diag,
-            t
+            e.client, {.method = dd::http_method::patch, .path = path, .body = R"({"asset":{"external_url":""}})"}, diag, t
         );
     });
     EXPECT_EQ(ec4, dd::api_errc::external_url_blank) << ec4.message() << " " << diag.to_string();
@@ -668,7 +662,7 @@ TEST_F(ClientSandbox, preorder_launch_date_one_hour_ahead_is_too_soon)
     const dd::asset lic = make_licence("Preorder key");
     const auto soon = now_ts() + 1h;
     auto [ec, dp] = e.run([&](auto t) {
-        return dd::create_digital_product(
+        return dd::async_create_digital_product(
             e.client,
             {.store_product_id = 930000001,
              .asset_ids = {lic.id},
@@ -687,7 +681,7 @@ TEST_F(ClientSandbox, preorder_launch_date_one_hour_ahead_is_too_soon)
     // The same rule on PATCH.
     const dd::digital_product ok = make_product(930000001, {lic.id});
     auto [ec2, dp2] = e.run([&](auto t) {
-        return dd::update_digital_product(
+        return dd::async_update_digital_product(
             e.client,
             ok.id,
             {.custom_message = "Soon", .preorder_enabled = true, .preorder_launch_date = soon},
@@ -703,21 +697,16 @@ TEST_F(ClientSandbox, attach_with_empty_asset_ids_refused_by_client_and_by_serve
 {
     const std::string order_id = e.purchase({{"store_product_id", 940000001}, {"email", "carol@example.com"}});
     ASSERT_FALSE(order_id.empty());
-    auto [ec, r] = e.run([&](auto t) { return dd::attach_assets(e.client, order_id, {.asset_ids = {}}, diag, t); });
+    auto [ec, r] = e.run([&](auto t) { return dd::async_attach_assets(e.client, order_id, {.asset_ids = {}}, diag, t); });
     EXPECT_EQ(ec, dd::client_errc::empty_asset_ids) << ec.message();
     EXPECT_EQ(diag.http_status, 0u);
 
     for (json::value ids : {json::value(json::array{}), json::value("not-an-array")})
     {
         auto [ec2, body] = e.run([&](auto t) {
-            return dd::async_raw_request(
-                e.client,
-                dd::http_method::post,
-                "/orders/" + order_id + "/attach_assets",
-                json::value{{"asset_ids", ids}},
-                diag,
-                t
-            );
+            const std::string path = "/orders/" + order_id + "/attach_assets";
+            const std::string body = json::serialize(json::value{{"asset_ids", ids}});
+            return dd::async_raw_request(e.client, {.method = dd::http_method::post, .path = path, .body = body}, diag, t);
         });
         EXPECT_EQ(ec2, dd::api_errc::asset_ids_invalid) << ec2.message() << " " << diag.to_string();
         EXPECT_EQ(diag.http_status, 422u);
@@ -729,15 +718,15 @@ TEST_F(ClientSandbox, notify_on_order_without_email_is_order_has_no_email)
 {
     const std::string order_id = e.purchase({{"store_product_id", 950000001}, {"email", nullptr}});
     ASSERT_FALSE(order_id.empty());
-    auto [ec0, o] = e.run([&](auto t) { return dd::get_order(e.client, order_id, diag, t); });
+    auto [ec0, o] = e.run([&](auto t) { return dd::async_get_order(e.client, order_id, diag, t); });
     ASSERT_FALSE(ec0) << diag.to_string();
     EXPECT_EQ(o.email, "");
-    auto [ec, r] = e.run([&](auto t) { return dd::notify_order(e.client, order_id, diag, t); });
+    auto [ec, r] = e.run([&](auto t) { return dd::async_notify_order(e.client, order_id, diag, t); });
     EXPECT_EQ(ec, dd::api_errc::order_has_no_email) << ec.message() << " " << diag.to_string();
     EXPECT_EQ(diag.http_status, 422u);
     EXPECT_TRUE(server_said(diag, "Order has no customer email. Provide an email parameter.")) << diag.to_string();
     // With an email it goes out.
-    auto [ec2, r2] = e.run([&](auto t) { return dd::notify_order(e.client, order_id, {.email = "given@example.com"}, diag, t); });
+    auto [ec2, r2] = e.run([&](auto t) { return dd::async_notify_order(e.client, order_id, {.email = "given@example.com"}, diag, t); });
     EXPECT_FALSE(ec2) << diag.to_string();
     EXPECT_TRUE(r2.notified);
 }
@@ -746,7 +735,7 @@ TEST_F(ClientSandbox, replace_on_non_internal_asset_is_asset_not_internal)
 {
     const dd::asset lic = make_licence("Not a file");
     auto [ec, r] = e.run([&](auto t) {
-        return dd::replace_asset(e.client, lic.id, {.filename = "x.bin", .byte_size = 10}, diag, t);
+        return dd::async_replace_asset(e.client, lic.id, {.filename = "x.bin", .byte_size = 10}, diag, t);
     });
     EXPECT_EQ(ec, dd::api_errc::asset_not_internal) << ec.message() << " " << diag.to_string();
     EXPECT_EQ(diag.http_status, 422u);
@@ -757,7 +746,7 @@ TEST_F(ClientSandbox, notify_buyers_without_orders_is_no_orders_to_notify)
 {
     const dd::asset lic = make_licence("Unsold");
     const dd::digital_product dp = make_product(960000001, {lic.id});
-    auto [ec, r] = e.run([&](auto t) { return dd::notify_buyers(e.client, dp.id, diag, t); });
+    auto [ec, r] = e.run([&](auto t) { return dd::async_notify_buyers(e.client, dp.id, diag, t); });
     EXPECT_EQ(ec, dd::api_errc::no_orders_to_notify) << ec.message() << " " << diag.to_string();
     EXPECT_EQ(diag.http_status, 422u);
     EXPECT_TRUE(server_said(diag, "This digital product has no orders to notify")) << diag.to_string();
@@ -839,7 +828,7 @@ TEST_F(ClientSandbox, order_filters_match_a_local_evaluation_of_the_full_list)
 
     // sort
     auto sorted = [&](dd::order_sort s) {
-        auto [ec, l] = e.run([&](auto t) { return dd::list_orders(e.client, {.per_page = 250, .sort = s}, diag, t); });
+        auto [ec, l] = e.run([&](auto t) { return dd::async_list_orders(e.client, {.per_page = 250, .sort = s}, diag, t); });
         EXPECT_FALSE(ec) << diag.to_string();
         return l.orders;
     };
@@ -865,7 +854,7 @@ TEST_F(ClientSandbox, pagination_walks_every_order_once_and_past_the_end_is_empt
     std::int64_t pages = 0;
     for (std::int32_t p = 1;; ++p)
     {
-        auto [ec, l] = e.run([&](auto t) { return dd::list_orders(e.client, {.page = p, .per_page = 7}, diag, t); });
+        auto [ec, l] = e.run([&](auto t) { return dd::async_list_orders(e.client, {.page = p, .per_page = 7}, diag, t); });
         ASSERT_FALSE(ec) << diag.to_string();
         EXPECT_EQ(l.pagination.current_page, p);
         EXPECT_EQ(l.pagination.per_page, 7);
@@ -885,7 +874,7 @@ TEST_F(ClientSandbox, pagination_walks_every_order_once_and_past_the_end_is_empt
 
     // Past the last page: 200, empty, the real pagination.
     const std::int32_t beyond = static_cast<std::int32_t>(pages + 3);
-    auto [ec, empty] = e.run([&](auto t) { return dd::list_orders(e.client, {.page = beyond, .per_page = 7}, diag, t); });
+    auto [ec, empty] = e.run([&](auto t) { return dd::async_list_orders(e.client, {.page = beyond, .per_page = 7}, diag, t); });
     ASSERT_FALSE(ec) << diag.to_string();
     EXPECT_TRUE(empty.orders.empty());
     EXPECT_EQ(empty.pagination.current_page, beyond);
@@ -893,24 +882,24 @@ TEST_F(ClientSandbox, pagination_walks_every_order_once_and_past_the_end_is_empt
     EXPECT_EQ(empty.pagination.total_pages, pages);
 
     // per_page 250 on assets; page beyond the end of assets.
-    auto [ec2, assets] = e.run([&](auto t) { return dd::list_assets(e.client, {.per_page = 250}, diag, t); });
+    auto [ec2, assets] = e.run([&](auto t) { return dd::async_list_assets(e.client, {.per_page = 250}, diag, t); });
     ASSERT_FALSE(ec2) << diag.to_string();
     EXPECT_EQ(assets.pagination.per_page, 250);
     EXPECT_EQ(static_cast<std::int64_t>(assets.assets.size()), assets.pagination.total_count);
-    auto [ec3, none] = e.run([&](auto t) { return dd::list_assets(e.client, {.page = 1000, .per_page = 250}, diag, t); });
+    auto [ec3, none] = e.run([&](auto t) { return dd::async_list_assets(e.client, {.page = 1000, .per_page = 250}, diag, t); });
     ASSERT_FALSE(ec3) << diag.to_string();
     EXPECT_TRUE(none.assets.empty());
     EXPECT_EQ(none.pagination.current_page, 1000);
-    auto [ec4, dps] = e.run([&](auto t) { return dd::list_digital_products(e.client, {.page = 1000}, diag, t); });
+    auto [ec4, dps] = e.run([&](auto t) { return dd::async_list_digital_products(e.client, {.page = 1000}, diag, t); });
     ASSERT_FALSE(ec4) << diag.to_string();
     EXPECT_TRUE(dps.digital_products.empty());
 
     // Out-of-range values are refused before sending.
-    auto [ec5, r5] = e.run([&](auto t) { return dd::list_orders(e.client, {.per_page = 251}, diag, t); });
+    auto [ec5, r5] = e.run([&](auto t) { return dd::async_list_orders(e.client, {.per_page = 251}, diag, t); });
     EXPECT_EQ(ec5, dd::client_errc::invalid_per_page);
-    auto [ec6, r6] = e.run([&](auto t) { return dd::list_digital_products(e.client, {.per_page = 101}, diag, t); });
+    auto [ec6, r6] = e.run([&](auto t) { return dd::async_list_digital_products(e.client, {.per_page = 101}, diag, t); });
     EXPECT_EQ(ec6, dd::client_errc::invalid_per_page);
-    auto [ec7, r7] = e.run([&](auto t) { return dd::list_assets(e.client, {.page = 0}, diag, t); });
+    auto [ec7, r7] = e.run([&](auto t) { return dd::async_list_assets(e.client, {.page = 0}, diag, t); });
     EXPECT_EQ(ec7, dd::client_errc::invalid_page);
 }
 
@@ -918,7 +907,7 @@ TEST_F(ClientSandbox, pagination_walks_every_order_once_and_past_the_end_is_empt
 
 TEST_F(ClientSandbox, rate_limit_snapshot_reflects_the_headers)
 {
-    auto [ec, l] = e.run([&](auto t) { return dd::list_orders(e.client, {.per_page = 1}, diag, t); });
+    auto [ec, l] = e.run([&](auto t) { return dd::async_list_orders(e.client, {.per_page = 1}, diag, t); });
     ASSERT_FALSE(ec) << diag.to_string();
     // With this suite's huge bucket the client's own estimate tracks the
     // server's to the point, so the source may be either (the header only
@@ -958,7 +947,7 @@ TEST_F(ClientSandbox, rate_limit_snapshot_reflects_the_headers)
     EXPECT_EQ(parsed->limit, 100000);
 
     // After a write the snapshot is still in step with the server.
-    auto [ec2, a] = e.run([&](auto t) { return dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "rl"}, diag, t); });
+    auto [ec2, a] = e.run([&](auto t) { return dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = "rl"}, diag, t); });
     ASSERT_FALSE(ec2) << diag.to_string();
     const auto s2 = e.client.rate_limit();
     EXPECT_GE(s2.observed_at, s.observed_at);
@@ -971,10 +960,10 @@ TEST_F(ClientSandbox, ids_with_reserved_characters_stay_one_path_segment)
 {
     for (const std::string id : {"a b", "a/b", "a?b", "a#b", "%41", "caf\xc3\xa9"})
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::get_order(e.client, id, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { return dd::async_get_order(e.client, id, diag, t); });
         EXPECT_EQ(ec, dd::api_errc::order_not_found) << "id '" << id << "': " << ec.message() << " " << diag.to_string();
         EXPECT_EQ(diag.server_message, "Order not found") << id;
-        auto [ec2, r2] = e.run([&](auto t) { return dd::get_order_downloads(e.client, id, diag, t); });
+        auto [ec2, r2] = e.run([&](auto t) { return dd::async_get_order_downloads(e.client, id, diag, t); });
         EXPECT_EQ(ec2, dd::api_errc::order_not_found) << "id '" << id << "': " << ec2.message() << " " << diag.to_string();
     }
 }
@@ -993,11 +982,11 @@ TEST_F(ClientSandbox, query_values_with_reserved_characters_are_encoded)
 TEST_F(ClientSandbox, default_deferred_token_returns_values_and_throws_typed_errors)
 {
     auto body = [&]() -> asio::awaitable<std::pair<std::string, dd::error_code>> {
-        dd::order_list l = co_await dd::list_orders(e.client, {.per_page = 1});
+        dd::order_list l = co_await dd::async_list_orders(e.client, {.per_page = 1});
         dd::error_code caught;
         try
         {
-            co_await dd::get_order(e.client, missing_id);
+            co_await dd::async_get_order(e.client, missing_id);
         }
         catch (const boost::system::system_error& ex)
         {
@@ -1019,7 +1008,7 @@ TEST_F(ClientSandbox, many_concurrent_requests_share_the_connection_pool)
     std::vector<std::future<std::tuple<dd::error_code, dd::order>>> futs;
     std::vector<dd::diagnostics> diags(n);
     for (std::size_t i = 0; i < n; ++i)
-        futs.push_back(asio::co_spawn(e.ioc, dd::get_order(e.client, all[i].id, diags[i], asio::as_tuple(asio::use_awaitable)), asio::use_future));
+        futs.push_back(asio::co_spawn(e.ioc, dd::async_get_order(e.client, all[i].id, diags[i], asio::as_tuple(asio::use_awaitable)), asio::use_future));
     for (std::size_t i = 0; i < n; ++i)
     {
         auto [ec, o] = wait_for(e.ioc, futs[i]);

@@ -41,7 +41,7 @@ TEST(RateLimitSandbox, snapshot_follows_the_server_headers)
     }
 
     dd::diagnostics diag;
-    auto [ec, l] = e.run([&](auto t) { return dd::list_orders(e.client, {.per_page = 1}, diag, t); });
+    auto [ec, l] = e.run([&](auto t) { return dd::async_list_orders(e.client, {.per_page = 1}, diag, t); });
     ASSERT_FALSE(ec) << diag.to_string();
     const auto s = e.client.rate_limit();
     EXPECT_EQ(s.source, dd::rate_limit_source::header);
@@ -65,7 +65,7 @@ TEST(RateLimitSandbox, burst_without_client_limiter_gets_429_with_retry_after)
     dd::error_code first_failure;
     for (int i = 0; i < 8 && !first_failure; ++i)
     {
-        auto [ec, l] = e.run([&](auto t) { return dd::list_orders(e.client, {.per_page = 1}, diag, t); });
+        auto [ec, l] = e.run([&](auto t) { return dd::async_list_orders(e.client, {.per_page = 1}, diag, t); });
         if (ec)
             first_failure = ec;
         else
@@ -101,7 +101,7 @@ TEST(RateLimitSandbox, same_burst_through_the_client_limiter_never_sees_429)
     for (int i = 0; i < n; ++i)
         futs.push_back(asio::co_spawn(
             e.ioc,
-            dd::list_orders(e.client, {.per_page = 1}, diags[i], asio::as_tuple(asio::use_awaitable)),
+            dd::async_list_orders(e.client, {.per_page = 1}, diags[i], asio::as_tuple(asio::use_awaitable)),
             asio::use_future
         ));
     int ok = 0;
@@ -130,7 +130,7 @@ TEST(RateLimitSandbox, same_burst_through_the_client_limiter_never_sees_429)
     for (int i = 0; i < nw; ++i)
         writes.push_back(asio::co_spawn(
             e.ioc,
-            dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "w" + std::to_string(i)}, wdiags[i],
+            dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = "w" + std::to_string(i)}, wdiags[i],
                              asio::as_tuple(asio::use_awaitable)),
             asio::use_future
         ));
@@ -154,7 +154,7 @@ TEST(RateLimitSandbox, default_retry_policy_waits_out_429_for_writes_without_dup
     for (int i = 0; i < n; ++i)
         futs.push_back(asio::co_spawn(
             e.ioc,
-            dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "retry-" + std::to_string(i)}, diags[i],
+            dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = "retry-" + std::to_string(i)}, diags[i],
                              asio::as_tuple(asio::use_awaitable)),
             asio::use_future));
     unsigned attempts = 0;
@@ -166,7 +166,7 @@ TEST(RateLimitSandbox, default_retry_policy_waits_out_429_for_writes_without_dup
     }
     EXPECT_GT(attempts, unsigned(n)) << "no create was refused and retried";
     dd::diagnostics diag;
-    auto [ec, l] = e.run([&](auto t) { return dd::list_assets(e.client, {.per_page = 250}, diag, t); });
+    auto [ec, l] = e.run([&](auto t) { return dd::async_list_assets(e.client, {.per_page = 250}, diag, t); });
     ASSERT_FALSE(ec) << diag.to_string();
     EXPECT_EQ(l.pagination.total_count, 4);
 }
@@ -182,7 +182,7 @@ TEST(QuotaSandbox, asset_count_limit_and_delete_frees_at_once)
     for (int i = 0; i < 2; ++i)
     {
         auto [ec, r] = e.run([&](auto t) {
-            return dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "k" + std::to_string(i)}, diag, t);
+            return dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = "k" + std::to_string(i)}, diag, t);
         });
         ASSERT_FALSE(ec) << diag.to_string();
         ids.push_back(r.asset.id);
@@ -191,7 +191,7 @@ TEST(QuotaSandbox, asset_count_limit_and_delete_frees_at_once)
     for (const dd::new_asset& a : {dd::new_asset{.type = dd::asset_type::licence, .name = "third"},
                                    dd::new_asset{.type = dd::asset_type::internal, .filename = "f.bin", .byte_size = 1}})
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::create_asset(e.client, a, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { return dd::async_create_asset(e.client, a, diag, t); });
         EXPECT_EQ(ec, dd::api_errc::asset_count_limit_exceeded) << ec.message() << " " << diag.to_string();
         EXPECT_EQ(ec, dd::condition::quota_exceeded);
         EXPECT_EQ(ec, dd::condition::validation);
@@ -199,13 +199,13 @@ TEST(QuotaSandbox, asset_count_limit_and_delete_frees_at_once)
         EXPECT_EQ(diag.code, "asset_count_limit_exceeded");
         EXPECT_TRUE(server_said(diag, "Asset count limit exceeded")) << diag.to_string();
     }
-    auto [ec, l] = e.run([&](auto t) { return dd::list_assets(e.client, {}, diag, t); });
+    auto [ec, l] = e.run([&](auto t) { return dd::async_list_assets(e.client, {}, diag, t); });
     ASSERT_FALSE(ec);
     EXPECT_EQ(l.pagination.total_count, 2) << "nothing was created by the refused calls";
 
-    auto [ec2] = e.run([&](auto t) { return dd::delete_asset(e.client, ids[0], diag, t); });
+    auto [ec2] = e.run([&](auto t) { return dd::async_delete_asset(e.client, ids[0], diag, t); });
     ASSERT_FALSE(ec2) << diag.to_string();
-    auto [ec3, r3] = e.run([&](auto t) { return dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "again"}, diag, t); });
+    auto [ec3, r3] = e.run([&](auto t) { return dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = "again"}, diag, t); });
     EXPECT_FALSE(ec3) << "delete frees the quota at once: " << ec3.message() << " " << diag.to_string();
 }
 
@@ -216,7 +216,7 @@ TEST(QuotaSandbox, asset_storage_limit_on_declared_size_and_replace_growth)
     dd::diagnostics diag;
     auto create = [&](std::int64_t size, const char* name) {
         return e.run([&](auto t) {
-            return dd::create_asset(e.client, {.type = dd::asset_type::internal, .filename = name, .byte_size = size}, diag, t);
+            return dd::async_create_asset(e.client, {.type = dd::asset_type::internal, .filename = name, .byte_size = size}, diag, t);
         });
     };
     // 600 declared, never uploaded: it still counts.
@@ -230,18 +230,18 @@ TEST(QuotaSandbox, asset_storage_limit_on_declared_size_and_replace_growth)
     EXPECT_TRUE(server_said(diag, "Asset storage limit exceeded")) << diag.to_string();
     // External and licence assets take no storage.
     auto [ec3, ext] = e.run([&](auto t) {
-        return dd::create_asset(e.client, {.type = dd::asset_type::external, .external_url = "https://cdn.example.com/q.pdf"}, diag, t);
+        return dd::async_create_asset(e.client, {.type = dd::asset_type::external, .external_url = "https://cdn.example.com/q.pdf"}, diag, t);
     });
     EXPECT_FALSE(ec3) << diag.to_string();
 
     // Replace is checked on the growth: 600 -> 900 fits (+300), 600 -> 1100 does not.
-    auto [ec4, rep] = e.run([&](auto t) { return dd::replace_asset(e.client, big.asset.id, {.filename = "big2.bin", .byte_size = 1100}, diag, t); });
+    auto [ec4, rep] = e.run([&](auto t) { return dd::async_replace_asset(e.client, big.asset.id, {.filename = "big2.bin", .byte_size = 1100}, diag, t); });
     EXPECT_EQ(ec4, dd::api_errc::asset_storage_limit_exceeded) << ec4.message() << " " << diag.to_string();
-    auto [ec5, rep2] = e.run([&](auto t) { return dd::replace_asset(e.client, big.asset.id, {.filename = "big2.bin", .byte_size = 900}, diag, t); });
+    auto [ec5, rep2] = e.run([&](auto t) { return dd::async_replace_asset(e.client, big.asset.id, {.filename = "big2.bin", .byte_size = 900}, diag, t); });
     EXPECT_FALSE(ec5) << ec5.message() << " " << diag.to_string();
 
     // Delete frees the storage at once.
-    auto [ec6] = e.run([&](auto t) { return dd::delete_asset(e.client, big.asset.id, diag, t); });
+    auto [ec6] = e.run([&](auto t) { return dd::async_delete_asset(e.client, big.asset.id, diag, t); });
     ASSERT_FALSE(ec6) << diag.to_string();
     auto [ec7, r7] = create(1000, "all.bin");
     EXPECT_FALSE(ec7) << "delete frees the quota at once: " << ec7.message() << " " << diag.to_string();
@@ -270,7 +270,7 @@ protected:
     dd::asset_with_upload create_internal(const std::string& filename, std::int64_t size, const std::string& type, bool watermark = false)
     {
         auto [ec, r] = e.run([&](auto t) {
-            return dd::create_asset(
+            return dd::async_create_asset(
                 e.client,
                 {.type = dd::asset_type::internal, .filename = filename, .byte_size = size, .content_type = type, .watermark_asset = watermark},
                 diag,
@@ -284,7 +284,7 @@ protected:
 
     dd::order_downloads downloads(const std::string& order_id)
     {
-        auto [ec, d] = e.run([&](auto t) { return dd::get_order_downloads(e.client, order_id, diag, t); });
+        auto [ec, d] = e.run([&](auto t) { return dd::async_get_order_downloads(e.client, order_id, diag, t); });
         EXPECT_FALSE(ec) << ec.message() << " " << diag.to_string();
         return d;
     }
@@ -326,7 +326,7 @@ TEST_F(FlowSandbox, upload_with_a_changed_header_is_signature_mismatch)
 
     // A download through the client's pipeline would now see the file; the
     // asset's metadata is unchanged by the upload.
-    auto [ec, a] = e.run([&](auto t) { return dd::get_asset(e.client, created.asset.id, diag, t); });
+    auto [ec, a] = e.run([&](auto t) { return dd::async_get_asset(e.client, created.asset.id, diag, t); });
     ASSERT_FALSE(ec) << diag.to_string();
     EXPECT_EQ(a.byte_size, static_cast<std::int64_t>(body.size()));
     EXPECT_EQ(a.content_type, "text/plain");
@@ -346,11 +346,11 @@ TEST_F(FlowSandbox, purchase_downloads_watermark_and_refund)
 
     // A licence asset with an autogenerated key, and the digital product.
     auto [ec, lic] = e.run([&](auto t) {
-        return dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "Handbook key", .autogenerate_licence_key = true}, diag, t);
+        return dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = "Handbook key", .autogenerate_licence_key = true}, diag, t);
     });
     ASSERT_FALSE(ec) << diag.to_string();
     auto [ec2, dp] = e.run([&](auto t) {
-        return dd::create_digital_product(e.client, {.store_product_id = product, .asset_ids = {book.asset.id, lic.asset.id}}, diag, t);
+        return dd::async_create_digital_product(e.client, {.store_product_id = product, .asset_ids = {book.asset.id, lic.asset.id}}, diag, t);
     });
     ASSERT_FALSE(ec2) << diag.to_string();
 
@@ -358,7 +358,7 @@ TEST_F(FlowSandbox, purchase_downloads_watermark_and_refund)
     const std::string order_id =
         e.purchase({{"store_product_id", product}, {"email", "reader@example.com"}, {"customer_name", "Rita Reader"}});
     ASSERT_FALSE(order_id.empty());
-    auto [ec3, order] = e.run([&](auto t) { return dd::get_order(e.client, order_id, diag, t); });
+    auto [ec3, order] = e.run([&](auto t) { return dd::async_get_order(e.client, order_id, diag, t); });
     ASSERT_FALSE(ec3) << diag.to_string();
     EXPECT_EQ(order.download_count, 0);
     bool delivered = false;
@@ -439,7 +439,7 @@ TEST_F(FlowSandbox, purchase_downloads_watermark_and_refund)
     file = find(d, false);
     ASSERT_TRUE(file);
     EXPECT_EQ(file->download_count, 1);
-    auto [ec4, order2] = e.run([&](auto t) { return dd::get_order(e.client, order_id, diag, t); });
+    auto [ec4, order2] = e.run([&](auto t) { return dd::async_get_order(e.client, order_id, diag, t); });
     ASSERT_FALSE(ec4) << diag.to_string();
     EXPECT_EQ(order2.download_count, 1);
 
@@ -447,7 +447,7 @@ TEST_F(FlowSandbox, purchase_downloads_watermark_and_refund)
     auto refund = e.sandbox(dd::http_method::post, "/sandbox/orders/" + order_id + "/refund");
     ASSERT_EQ(refund.status, 200u) << json::serialize(refund.body);
     EXPECT_EQ(refund.body.as_object().at("order").as_object().at("financial_status"), "refunded");
-    auto [ec5, order3] = e.run([&](auto t) { return dd::get_order(e.client, order_id, diag, t); });
+    auto [ec5, order3] = e.run([&](auto t) { return dd::async_get_order(e.client, order_id, diag, t); });
     ASSERT_FALSE(ec5) << diag.to_string();
     EXPECT_EQ(order3.financial_status, dd::financial_status::refunded);
     d = downloads(order_id);
@@ -471,11 +471,11 @@ TEST_F(FlowSandbox, cancel_revokes_access_and_notify_buyers_reaches_buyers)
 {
     const std::int64_t product = 880000002;
     auto [ec, ext] = e.run([&](auto t) {
-        return dd::create_asset(e.client, {.type = dd::asset_type::external, .external_url = "https://cdn.example.com/ext/song.mp3"}, diag, t);
+        return dd::async_create_asset(e.client, {.type = dd::asset_type::external, .external_url = "https://cdn.example.com/ext/song.mp3"}, diag, t);
     });
     ASSERT_FALSE(ec) << diag.to_string();
     auto [ec2, dp] = e.run([&](auto t) {
-        return dd::create_digital_product(e.client, {.store_product_id = product, .asset_ids = {ext.asset.id}}, diag, t);
+        return dd::async_create_digital_product(e.client, {.store_product_id = product, .asset_ids = {ext.asset.id}}, diag, t);
     });
     ASSERT_FALSE(ec2) << diag.to_string();
     const std::string a = e.purchase({{"store_product_id", product}, {"email", "a@example.com"}, {"customer_name", "A"}});
@@ -491,7 +491,7 @@ TEST_F(FlowSandbox, cancel_revokes_access_and_notify_buyers_reaches_buyers)
 
     auto cancel = e.sandbox(dd::http_method::post, "/sandbox/orders/" + b + "/cancel");
     ASSERT_EQ(cancel.status, 200u);
-    auto [ec3, ob] = e.run([&](auto t) { return dd::get_order(e.client, b, diag, t); });
+    auto [ec3, ob] = e.run([&](auto t) { return dd::async_get_order(e.client, b, diag, t); });
     ASSERT_FALSE(ec3);
     EXPECT_EQ(ob.financial_status, dd::financial_status::voided);
     d = downloads(b);
@@ -501,7 +501,7 @@ TEST_F(FlowSandbox, cancel_revokes_access_and_notify_buyers_reaches_buyers)
     EXPECT_EQ(d.downloads[0].download_url, std::nullopt);
 
     // notify_buyers: orders with an email (the one without is skipped).
-    auto [ec4, nb] = e.run([&](auto t) { return dd::notify_buyers(e.client, dp.id, diag, t); });
+    auto [ec4, nb] = e.run([&](auto t) { return dd::async_notify_buyers(e.client, dp.id, diag, t); });
     ASSERT_FALSE(ec4) << diag.to_string();
     EXPECT_EQ(nb.notified_count, 2);
     EXPECT_EQ(nb.digital_product_id, dp.id);
@@ -521,7 +521,7 @@ TEST_F(FlowSandbox, unicode_and_quoted_filenames_upload_with_their_exact_headers
         EXPECT_EQ(disp->rfind("inline; filename=\"", 0), 0u) << *disp;
         const auto r = e.put_upload(*created.upload, body);
         EXPECT_EQ(r.status, 200u) << name << ": " << r.body;
-        auto [ec, a] = e.run([&](auto t) { return dd::get_asset(e.client, created.asset.id, diag, t); });
+        auto [ec, a] = e.run([&](auto t) { return dd::async_get_asset(e.client, created.asset.id, diag, t); });
         ASSERT_FALSE(ec) << diag.to_string();
         EXPECT_EQ(a.filename, name);
     }
@@ -530,20 +530,20 @@ TEST_F(FlowSandbox, unicode_and_quoted_filenames_upload_with_their_exact_headers
 TEST_F(FlowSandbox, storefront_ids_above_2_pow_53_round_trip_exactly)
 {
     const std::int64_t product = 9007199254740993;  // 2^53 + 1
-    auto [ec, lic] = e.run([&](auto t) { return dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "big id"}, diag, t); });
+    auto [ec, lic] = e.run([&](auto t) { return dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = "big id"}, diag, t); });
     ASSERT_FALSE(ec) << diag.to_string();
     auto [ec2, dp] = e.run([&](auto t) {
-        return dd::create_digital_product(e.client, {.store_product_id = product, .store_variant_id = product + 2, .asset_ids = {lic.asset.id}}, diag, t);
+        return dd::async_create_digital_product(e.client, {.store_product_id = product, .store_variant_id = product + 2, .asset_ids = {lic.asset.id}}, diag, t);
     });
     ASSERT_FALSE(ec2) << diag.to_string();
     EXPECT_EQ(dp.store_product_id, product);
     EXPECT_EQ(dp.store_variant_id, product + 2);
-    auto [ec3, l] = e.run([&](auto t) { return dd::list_digital_products(e.client, {.store_product_id = product}, diag, t); });
+    auto [ec3, l] = e.run([&](auto t) { return dd::async_list_digital_products(e.client, {.store_product_id = product}, diag, t); });
     ASSERT_FALSE(ec3) << diag.to_string();
     ASSERT_EQ(l.digital_products.size(), 1u);
     EXPECT_EQ(l.digital_products[0].id, dp.id);
     const std::string order_id = e.purchase({{"store_product_id", product}, {"store_variant_id", product + 2}, {"email", "big@example.com"}});
-    auto [ec4, orders] = e.run([&](auto t) { return dd::list_orders(e.client, {.store_product_id = product}, diag, t); });
+    auto [ec4, orders] = e.run([&](auto t) { return dd::async_list_orders(e.client, {.store_product_id = product}, diag, t); });
     ASSERT_FALSE(ec4) << diag.to_string();
     ASSERT_EQ(orders.orders.size(), 1u);
     EXPECT_EQ(orders.orders[0].id, order_id);
@@ -560,15 +560,15 @@ TEST_F(FlowSandbox, returning_customer_keeps_the_licence_key_unless_upsert_alway
         return {};
     };
     auto [ec, lic] = e.run([&](auto t) {
-        return dd::create_asset(e.client, {.type = dd::asset_type::licence, .name = "Seat", .autogenerate_licence_key = true}, diag, t);
+        return dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = "Seat", .autogenerate_licence_key = true}, diag, t);
     });
     ASSERT_FALSE(ec) << diag.to_string();
     auto [ec2, shared] = e.run([&](auto t) {
-        return dd::create_digital_product(e.client, {.store_product_id = 880000003, .asset_ids = {lic.asset.id}}, diag, t);
+        return dd::async_create_digital_product(e.client, {.store_product_id = 880000003, .asset_ids = {lic.asset.id}}, diag, t);
     });
     ASSERT_FALSE(ec2) << diag.to_string();
     auto [ec3, unique] = e.run([&](auto t) {
-        return dd::create_digital_product(e.client, {.store_product_id = 880000004, .asset_ids = {lic.asset.id}, .upsert_always = true}, diag, t);
+        return dd::async_create_digital_product(e.client, {.store_product_id = 880000004, .asset_ids = {lic.asset.id}, .upsert_always = true}, diag, t);
     });
     ASSERT_FALSE(ec3) << diag.to_string();
     const std::string k1 = key_of(e.purchase({{"store_product_id", 880000003}, {"email", "again@example.com"}}));
@@ -588,12 +588,12 @@ TEST(ClockSandbox, preorder_is_released_at_the_launch_date)
                   dd::client_params{.rate_limit = {.enabled = false}, .retry = {.enabled = false}});
     dd::diagnostics diag;
     auto [ec, ext] = e.run([&](auto t) {
-        return dd::create_asset(e.client, {.type = dd::asset_type::external, .external_url = "https://cdn.example.com/pre/album.zip"}, diag, t);
+        return dd::async_create_asset(e.client, {.type = dd::asset_type::external, .external_url = "https://cdn.example.com/pre/album.zip"}, diag, t);
     });
     ASSERT_FALSE(ec) << diag.to_string();
     const auto launch = std::chrono::floor<std::chrono::milliseconds>(now_ts() + 2h + 5min);
     auto [ec2, dp] = e.run([&](auto t) {
-        return dd::create_digital_product(
+        return dd::async_create_digital_product(
             e.client,
             {.store_product_id = 890000001,
              .asset_ids = {ext.asset.id},
@@ -609,7 +609,7 @@ TEST(ClockSandbox, preorder_is_released_at_the_launch_date)
     EXPECT_EQ(dp.preorder_launch_date, launch);
     const std::string order_id = e.purchase({{"store_product_id", 890000001}, {"email", "fan@example.com"}});
 
-    auto [ec3, d] = e.run([&](auto t) { return dd::get_order_downloads(e.client, order_id, diag, t); });
+    auto [ec3, d] = e.run([&](auto t) { return dd::async_get_order_downloads(e.client, order_id, diag, t); });
     ASSERT_FALSE(ec3) << diag.to_string();
     ASSERT_EQ(d.downloads.size(), 1u);
     EXPECT_TRUE(d.downloads[0].is_preorder);
@@ -622,7 +622,7 @@ TEST(ClockSandbox, preorder_is_released_at_the_launch_date)
     ASSERT_EQ(clock.status, 200u) << json::serialize(clock.body);
     EXPECT_EQ(clock.body.as_object().at("offset_ms").to_number<std::int64_t>(), 3 * 3600 * 1000);
 
-    auto [ec4, d2] = e.run([&](auto t) { return dd::get_order_downloads(e.client, order_id, diag, t); });
+    auto [ec4, d2] = e.run([&](auto t) { return dd::async_get_order_downloads(e.client, order_id, diag, t); });
     ASSERT_FALSE(ec4) << diag.to_string();
     ASSERT_EQ(d2.downloads.size(), 1u);
     EXPECT_TRUE(d2.downloads[0].is_preorder);
@@ -647,21 +647,21 @@ TEST(ClockSandbox, download_limit_and_expiry_make_entries_undownloadable)
     dd::diagnostics diag;
     const std::string body = "plain file body";
     auto [ec, file] = e.run([&](auto t) {
-        return dd::create_asset(e.client, {.type = dd::asset_type::internal, .filename = "file.txt", .byte_size = static_cast<std::int64_t>(body.size()), .content_type = "text/plain"}, diag, t);
+        return dd::async_create_asset(e.client, {.type = dd::asset_type::internal, .filename = "file.txt", .byte_size = static_cast<std::int64_t>(body.size()), .content_type = "text/plain"}, diag, t);
     });
     ASSERT_FALSE(ec) << diag.to_string();
     ASSERT_EQ(e.put_upload(*file.upload, body).status, 200u);
     auto [ec2, dp] = e.run([&](auto t) {
-        return dd::create_digital_product(e.client, {.store_product_id = 890000002, .asset_ids = {file.asset.id}}, diag, t);
+        return dd::async_create_digital_product(e.client, {.store_product_id = 890000002, .asset_ids = {file.asset.id}}, diag, t);
     });
     ASSERT_FALSE(ec2) << diag.to_string();
     const std::string a = e.purchase({{"store_product_id", 890000002}, {"email", "lim@example.com"}});
     const std::string b = e.purchase({{"store_product_id", 890000002}, {"email", "exp@example.com"}});
-    auto [ec3, order_a] = e.run([&](auto t) { return dd::get_order(e.client, a, diag, t); });
+    auto [ec3, order_a] = e.run([&](auto t) { return dd::async_get_order(e.client, a, diag, t); });
     ASSERT_FALSE(ec3);
 
     auto entry = [&](const std::string& id) {
-        auto [ec, d] = e.run([&](auto t) { return dd::get_order_downloads(e.client, id, diag, t); });
+        auto [ec, d] = e.run([&](auto t) { return dd::async_get_order_downloads(e.client, id, diag, t); });
         EXPECT_FALSE(ec) << diag.to_string();
         EXPECT_EQ(d.downloads.size(), 1u);
         return d.downloads.empty() ? dd::download_entry{} : d.downloads[0];

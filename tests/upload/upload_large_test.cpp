@@ -103,7 +103,7 @@ TEST(upload_large, sparse_2147483648_bytes_in_bounded_memory)
     auto fut = asio::co_spawn(
         ioc,
         dd::async_upload_asset(client, src, {.filename = "two-gib.bin"},
-                               {.on_progress =
+                               dd::upload_options{.on_progress =
                                     [&](const dd::upload_progress& p) {
                                         ++reports;
                                         monotonic = monotonic && p.bytes_sent >= last;

@@ -130,14 +130,14 @@ protected:
         dd::new_digital_product dp;
         dp.store_product_id = product;
         dp.asset_ids = {a.id};
-        auto [ec, created] = run(dd::create_digital_product(client, dp, asio::as_tuple(asio::use_awaitable)));
+        auto [ec, created] = run(dd::async_create_digital_product(client, dp, asio::as_tuple(asio::use_awaitable)));
         EXPECT_FALSE(ec) << ec.message();
         auto pr = raw(dd::http_method::post, store.origin + "/sandbox/purchases",
                       R"({"store_product_id":)" + std::to_string(product) + R"(,"email":"ada@example.com"})");
         EXPECT_EQ(pr.status, 201u) << pr.body;
         const auto id_pos = pr.body.find(R"("id":")");
         const std::string order_id = pr.body.substr(id_pos + 6, 36);
-        auto [dec, dl] = run(dd::get_order_downloads(client, order_id, asio::as_tuple(asio::use_awaitable)));
+        auto [dec, dl] = run(dd::async_get_order_downloads(client, order_id, asio::as_tuple(asio::use_awaitable)));
         EXPECT_FALSE(dec) << dec.message();
         for (auto& e : dl.downloads)
             if (e.download_url && e.file_name == a.filename.value_or(""))
@@ -186,7 +186,7 @@ TEST_F(upload_sandbox, replace_body_round_trip)
     auto [ec, a] = upload(client, std::make_shared<dd::memory_source>("first body"), {.filename = "v1.txt", .content_type = "text/plain"});
     ASSERT_FALSE(ec) << diag.to_string();
     const std::string v2 = pattern(300000, 7);
-    auto [rec, b] = run(dd::async_replace_asset_body(client, a.id, std::make_shared<dd::memory_source>(v2), {.filename = "v2.txt"}, {}, diag,
+    auto [rec, b] = run(dd::async_replace_asset_body(client, a.id, std::make_shared<dd::memory_source>(v2), {.filename = "v2.txt"}, diag,
                                                      asio::as_tuple(asio::use_awaitable)));
     ASSERT_FALSE(rec) << diag.to_string();
     EXPECT_EQ(b.id, a.id);
@@ -205,7 +205,7 @@ TEST_F(upload_sandbox, tampered_or_missing_signed_headers_are_refused)
     na.content_type = "application/pdf";
     for (int variant = 0; variant < 4; ++variant)
     {
-        auto [ec, created] = run(dd::create_asset(client, na, asio::as_tuple(asio::use_awaitable)));
+        auto [ec, created] = run(dd::async_create_asset(client, na, asio::as_tuple(asio::use_awaitable)));
         ASSERT_FALSE(ec) << ec.message();
         ASSERT_TRUE(created.upload);
         dd::http_request put;
@@ -252,7 +252,7 @@ TEST_F(upload_sandbox_short_ttl, direct_put_to_an_expired_url)
     na.type = dd::asset_type::internal;
     na.filename = "late.bin";
     na.byte_size = 3;
-    auto [ec, created] = run(dd::create_asset(client, na, asio::as_tuple(asio::use_awaitable)));
+    auto [ec, created] = run(dd::async_create_asset(client, na, asio::as_tuple(asio::use_awaitable)));
     ASSERT_FALSE(ec);
     // The store's clock moves past the URL's 1 s validity.
     const auto moved = raw(dd::http_method::post, store.origin + "/sandbox/clock", R"({"advance_seconds":2})");
@@ -282,7 +282,7 @@ TEST_F(upload_sandbox_short_ttl, expired_url_recovers_through_replace)
     EXPECT_EQ(a.byte_size, 200000);
     EXPECT_TRUE(download(a, 7500000003333) == data);
     // Exactly one asset was created.
-    auto [lec, list] = run(dd::list_assets(client, {.q = "recovered.bin"}, asio::as_tuple(asio::use_awaitable)));
+    auto [lec, list] = run(dd::async_list_assets(client, {.q = "recovered.bin"}, asio::as_tuple(asio::use_awaitable)));
     ASSERT_FALSE(lec);
     EXPECT_EQ(list.assets.size(), 1u);
 }
@@ -299,7 +299,7 @@ TEST_F(upload_sandbox, cancellation_in_the_middle_leaves_nothing_stuck)
     dd::asset created;
     std::uint64_t seen = 0;
     dd::async_upload_asset(client, src, {.filename = "big.bin"},
-                           {.on_progress =
+                           dd::upload_options{.on_progress =
                                 [&](const dd::upload_progress& p) {
                                     seen = p.bytes_sent;
                                     if (p.bytes_sent > (1u << 20))
@@ -317,7 +317,7 @@ TEST_F(upload_sandbox, cancellation_in_the_middle_leaves_nothing_stuck)
     EXPECT_FALSE(created.id.empty());
     // The client keeps working: the same asset gets its body with replace.
     const std::string data = pattern(70000, 9);
-    auto [rec, b] = run(dd::async_replace_asset_body(client, created.id, std::make_shared<dd::memory_source>(data), {.filename = "big.bin"}, {},
+    auto [rec, b] = run(dd::async_replace_asset_body(client, created.id, std::make_shared<dd::memory_source>(data), {.filename = "big.bin"},
                                                      diag, asio::as_tuple(asio::use_awaitable)));
     ASSERT_FALSE(rec) << diag.to_string();
     EXPECT_EQ(b.byte_size, 70000);

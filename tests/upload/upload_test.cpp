@@ -551,7 +551,7 @@ TEST_F(upload_test, replace_flow_streams_the_new_body)
     fake->expect(dd::http_method::get, api("/assets/a1")).respond(200, R"({"asset":)" + asset_json(5, "v2.pdf") + "}");
     dd::error_code ec;
     dd::asset a;
-    dd::async_replace_asset_body(client, "a1", std::make_shared<dd::memory_source>("v2!!!"), {.filename = "v2.pdf"}, {}, diag,
+    dd::async_replace_asset_body(client, "a1", std::make_shared<dd::memory_source>("v2!!!"), {.filename = "v2.pdf"}, diag,
                                  [&](dd::error_code e, dd::asset x) {
                                      ec = e;
                                      a = std::move(x);
@@ -568,7 +568,7 @@ TEST_F(upload_test, replace_of_a_missing_asset)
 {
     fake->expect(dd::http_method::post, api("/assets/nope/replace")).respond(404, R"({"error":"Asset not found"})");
     dd::error_code ec;
-    dd::async_replace_asset_body(client, "nope", std::make_shared<dd::memory_source>("x"), {.filename = "x"}, {}, diag,
+    dd::async_replace_asset_body(client, "nope", std::make_shared<dd::memory_source>("x"), {.filename = "x"}, diag,
                                  [&](dd::error_code e, dd::asset) { ec = e; });
     dd_test::run(ioc);
     EXPECT_EQ(ec, dd::api_errc::asset_not_found);
@@ -602,7 +602,7 @@ TEST_F(upload_test, deadline_is_distinct_from_stall)
     dd::testing::virtual_clock vc;
     std::optional<result> r;
     dd::async_upload_asset(client, std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
-                           {.stall_timeout = 10ms, .deadline = 80ms}, diag,
+                           dd::upload_options{.stall_timeout = 10ms}, dd::request_options{.deadline = vc.now() + 80ms}, diag,
                            [&](dd::error_code ec, dd::asset a) { r = result{ec, std::move(a)}; });
     vc.run_for(ioc, 79ms, 1ms);
     EXPECT_FALSE(r) << "ended before the deadline (the stall timeout does not apply to the create)";
@@ -639,7 +639,7 @@ protected:
     {
         fake->expect(dd::http_method::get, api("/assets/a1")).respond(200, R"({"asset":)" + asset_json() + "}");
         auto [ec, a] = [&] {
-            auto fut = asio::co_spawn(ioc, dd::get_asset(client, "a1", asio::as_tuple(asio::use_awaitable)), asio::use_future);
+            auto fut = asio::co_spawn(ioc, dd::async_get_asset(client, "a1", asio::as_tuple(asio::use_awaitable)), asio::use_future);
             dd_test::run(ioc);
             ioc.restart();
             return fut.get();
@@ -691,7 +691,7 @@ TEST_F(cancel_test, during_backoff)
     asio::cancellation_signal sig;
     std::optional<result> r;
     dd::async_upload_asset(client, std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
-                           {.retry_backoff = 10s}, diag,
+                           dd::upload_options{.retry_backoff = 10s}, diag,
                            asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, dd::asset a) {
                                r = result{ec, std::move(a)};
                            }));
@@ -711,7 +711,7 @@ TEST_F(cancel_test, during_backoff)
 TEST_F(upload_test, never_completes_inline)
 {
     bool called = false;
-    dd::async_upload_asset(client, nullptr, {.filename = "x"}, {}, [&](dd::error_code, dd::asset) { called = true; });
+    dd::async_upload_asset(client, nullptr, {.filename = "x"}, [&](dd::error_code, dd::asset) { called = true; });
     EXPECT_FALSE(called);
     dd_test::run(ioc);
     EXPECT_TRUE(called);
@@ -738,13 +738,13 @@ TEST_F(upload_test, deferred_use_awaitable_and_as_tuple)
             dd::asset a = co_await dd::async_upload_asset(client, src, meta);
             id1 = a.id;
             src->rewind();
-            auto [ec, b] = co_await dd::async_upload_asset(client, src, meta, {}, asio::as_tuple(asio::use_awaitable));
+            auto [ec, b] = co_await dd::async_upload_asset(client, src, meta, asio::as_tuple(asio::use_awaitable));
             EXPECT_FALSE(ec);
             id2 = b.id;
             std::shared_ptr<dd::body_source> empty = std::make_shared<sized_source>(ioc.get_executor(), 0);
             try
             {
-                co_await dd::async_upload_asset(client, empty, meta, {}, asio::use_awaitable);
+                co_await dd::async_upload_asset(client, empty, meta, asio::use_awaitable);
             }
             catch (const boost::system::system_error& e)
             {
@@ -766,7 +766,7 @@ TEST_F(upload_test, deferred_operation_outlives_its_arguments)
     auto op = [&] {
         std::string name = "temporary.pdf";
         return dd::async_upload_asset(client, std::make_shared<dd::memory_source>("abc"), {.filename = name},
-                                      {.reread_asset = false});
+                                      dd::upload_options{.reread_asset = false}, asio::deferred);
     }();
     dd::error_code ec;
     std::move(op)([&](dd::error_code e, dd::asset) { ec = e; });

@@ -48,7 +48,7 @@ TEST_F(asset_edits_test, add_reads_rechecks_and_patches_the_full_list)
     fake->expect(dd::http_method::patch, dp).respond(200, product({"a1", "a2", "a3"}, "2024-05-02T00:00:00Z"));
     dd::request_options ro;
     ro.extra_headers.add("X-Trace", "t");
-    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", {"a2", "a3", "a3"}, {.request = ro}, tok); });
+    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", {"a2", "a3", "a3"}, ro, tok); });
     ASSERT_FALSE(ec) << ec.message();
     EXPECT_EQ(ids_of(p), (std::vector<std::string>{"a1", "a2", "a3"}));
     const auto reqs = fake->requests();
@@ -64,7 +64,7 @@ TEST_F(asset_edits_test, remove_without_recheck)
     fake->expect(dd::http_method::get, dp).respond(200, product({"a1", "a2", "a3"}));
     fake->expect(dd::http_method::patch, dp).respond(200, product({"a1", "a3"}));
     auto [ec, p] = run([&](auto tok) {
-        return dd::async_remove_assets(client, "dp1", {"a2", "zz"}, {.recheck_before_patch = false}, tok);
+        return dd::async_remove_assets(client, "dp1", {"a2", "zz"}, dd::asset_edit_options{.recheck_before_patch = false}, tok);
     });
     ASSERT_FALSE(ec) << ec.message();
     EXPECT_EQ(last_request().body, R"({"digital_product":{"asset_ids":["a1","a3"]}})");
@@ -83,7 +83,7 @@ TEST_F(asset_edits_test, concurrent_change_seen_by_the_recheck_writes_nothing)
 {
     fake->expect(dd::http_method::get, dp).respond(200, product({"a1"}));
     fake->expect(dd::http_method::get, dp).respond(200, product({"a1", "b9"}, "2024-05-01T12:00:01Z"));
-    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", {"a2"}, {.diag = &diag}, tok); });
+    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", {"a2"}, diag, tok); });
     EXPECT_EQ(ec, dd::workflow_errc::concurrent_modification);
     EXPECT_EQ(ids_of(p), (std::vector<std::string>{"a1", "b9"})) << "the re-read product";
     EXPECT_FALSE(diag.client_message.empty());

@@ -46,7 +46,7 @@ protected:
             [&]() -> asio::awaitable<void> {
                 for (;;)
                 {
-                    auto [ec, o] = co_await r.async_next(asio::as_tuple(asio::deferred));
+                    auto [ec, o] = co_await r.async_next(diag, asio::as_tuple(asio::deferred));
                     if (ec || !o)
                     {
                         out = ec;
@@ -68,7 +68,7 @@ protected:
 TEST_F(paginate_test, empty_list_sends_one_request_and_ends)
 {
     fake->expect(dd::http_method::get, orders_target(1)).respond(200, orders_page(0, 0, 1, 2, 0, 0));
-    auto r = dd::paginate(dd::list_orders, client, paid());
+    auto r = dd::paginate(dd::async_list_orders, client, paid());
     EXPECT_TRUE(fake->requests().empty()) << "lazy: nothing before async_next";
     std::vector<std::string> ids;
     EXPECT_FALSE(drain(r, ids));
@@ -81,7 +81,7 @@ TEST_F(paginate_test, empty_list_sends_one_request_and_ends)
 TEST_F(paginate_test, one_page)
 {
     fake->expect(dd::http_method::get, orders_target(1)).respond(200, orders_page(1, 2, 1, 2, 2, 1));
-    auto r = dd::paginate(dd::list_orders, client, paid());
+    auto r = dd::paginate(dd::async_list_orders, client, paid());
     std::vector<std::string> ids;
     EXPECT_FALSE(drain(r, ids));
     EXPECT_EQ(ids, (std::vector<std::string>{"o1", "o2"}));
@@ -95,7 +95,7 @@ TEST_F(paginate_test, many_pages_in_a_plain_co_await_loop)
     fake->expect(dd::http_method::get, orders_target(1)).respond(200, orders_page(1, 2, 1, 2, 5, 3));
     fake->expect(dd::http_method::get, orders_target(2)).respond(200, orders_page(3, 2, 2, 2, 5, 3));
     fake->expect(dd::http_method::get, orders_target(3)).respond(200, orders_page(5, 1, 3, 2, 5, 3));
-    auto orders = dd::paginate(dd::list_orders, client, {.status = dd::financial_status::paid, .per_page = 2});
+    auto orders = dd::paginate(dd::async_list_orders, client, {.status = dd::financial_status::paid, .per_page = 2});
     std::vector<std::string> names;
     std::vector<std::int64_t> progress;
     asio::co_spawn(
@@ -122,7 +122,7 @@ TEST_F(paginate_test, start_page_and_request_options_are_kept)
     fake->expect(dd::http_method::get, target("/orders?page=2&per_page=2")).respond(200, orders_page(3, 2, 2, 2, 4, 2));
     dd::request_options opts;
     opts.extra_headers.add("X-Trace", "t1");
-    auto r = dd::paginate(dd::list_orders, client, {.page = 2, .per_page = 2}, opts);
+    auto r = dd::paginate(dd::async_list_orders, client, {.page = 2, .per_page = 2}, opts);
     std::vector<std::string> ids;
     EXPECT_FALSE(drain(r, ids));
     EXPECT_EQ(ids.size(), 2u);
@@ -134,7 +134,7 @@ TEST_F(paginate_test, pages_range_skips_nothing_and_reports_progress)
 {
     fake->expect(dd::http_method::get, orders_target(1)).respond(200, orders_page(1, 2, 1, 2, 3, 2));
     fake->expect(dd::http_method::get, orders_target(2)).respond(200, orders_page(3, 1, 2, 2, 3, 2));
-    auto pages = dd::paginate_pages(dd::list_orders, client, paid());
+    auto pages = dd::paginate_pages(dd::async_list_orders, client, paid());
     std::vector<std::size_t> sizes;
     asio::co_spawn(
         ioc,
@@ -154,7 +154,7 @@ TEST_F(paginate_test, total_count_change_is_a_typed_error)
 {
     fake->expect(dd::http_method::get, orders_target(1)).respond(200, orders_page(1, 2, 1, 2, 4, 2));
     fake->expect(dd::http_method::get, orders_target(2)).respond(200, orders_page(4, 2, 2, 2, 5, 3));
-    auto r = dd::paginate(dd::list_orders, client, paid());
+    auto r = dd::paginate(dd::async_list_orders, client, paid());
     std::vector<std::string> ids;
     EXPECT_EQ(drain(r, ids), dd::workflow_errc::pagination_total_changed);
     EXPECT_EQ(ids, (std::vector<std::string>{"o1", "o2"})) << "the drifted page is not delivered";
@@ -169,7 +169,7 @@ TEST_F(paginate_test, short_page_before_the_last_is_a_typed_error)
 {
     fake->expect(dd::http_method::get, orders_target(1)).respond(200, orders_page(1, 2, 1, 2, 6, 3));
     fake->expect(dd::http_method::get, orders_target(2)).respond(200, orders_page(3, 1, 2, 2, 6, 3));
-    auto r = dd::paginate(dd::list_orders, client, paid());
+    auto r = dd::paginate(dd::async_list_orders, client, paid());
     std::vector<std::string> ids;
     EXPECT_EQ(drain(r, ids), dd::workflow_errc::pagination_page_size_mismatch);
     EXPECT_EQ(ids.size(), 2u);
@@ -179,7 +179,7 @@ TEST_F(paginate_test, short_last_page_is_checked_too)
 {
     fake->expect(dd::http_method::get, orders_target(1)).respond(200, orders_page(1, 2, 1, 2, 3, 2));
     fake->expect(dd::http_method::get, orders_target(2)).respond(200, orders_page(3, 0, 2, 2, 3, 2));
-    auto r = dd::paginate(dd::list_orders, client, paid());
+    auto r = dd::paginate(dd::async_list_orders, client, paid());
     std::vector<std::string> ids;
     EXPECT_EQ(drain(r, ids), dd::workflow_errc::pagination_page_size_mismatch);
 }
@@ -190,7 +190,7 @@ TEST_F(paginate_test, drift_policy_flag_goes_on_and_counts)
     fake->expect(dd::http_method::get, orders_target(2)).respond(200, orders_page(3, 1, 2, 2, 6, 3));
     fake->expect(dd::http_method::get, orders_target(3)).respond(200, orders_page(5, 2, 3, 2, 7, 4));
     fake->expect(dd::http_method::get, orders_target(4)).respond(200, orders_page(7, 1, 4, 2, 7, 4));
-    auto r = dd::paginate(dd::list_orders, client, paid(), {}, {.on_drift = dd::drift_policy::flag});
+    auto r = dd::paginate(dd::async_list_orders, client, paid(), dd::paginate_options{.on_drift = dd::drift_policy::flag});
     std::vector<std::string> ids;
     EXPECT_FALSE(drain(r, ids));
     EXPECT_EQ(ids.size(), 6u);
@@ -203,7 +203,7 @@ TEST_F(paginate_test, early_stop_leaves_nothing_in_flight)
 {
     fake->expect(dd::http_method::get, orders_target(1)).respond(200, orders_page(1, 2, 1, 2, 6, 3));
     {
-        auto r = dd::paginate(dd::list_orders, client, paid());
+        auto r = dd::paginate(dd::async_list_orders, client, paid());
         asio::co_spawn(
             ioc,
             [&]() -> asio::awaitable<void> {
@@ -226,7 +226,7 @@ TEST_F(paginate_test, cancellation_mid_iteration_then_resume)
     fake->expect(dd::http_method::get, orders_target(1)).respond(200, orders_page(1, 2, 1, 2, 4, 2));
     fake->expect(dd::http_method::get, orders_target(2)).hang();
     fake->expect(dd::http_method::get, orders_target(2)).respond(200, orders_page(3, 2, 2, 2, 4, 2));
-    auto r = dd::paginate(dd::list_orders, client, paid());
+    auto r = dd::paginate(dd::async_list_orders, client, paid());
     asio::cancellation_signal sig;
     std::vector<std::string> ids;
     dd::error_code cancelled;
@@ -259,7 +259,7 @@ TEST_F(paginate_test, destroying_the_range_mid_request_is_safe)
     fake->expect(dd::http_method::get, orders_target(1)).delay(20ms).respond(200, orders_page(1, 2, 1, 2, 2, 1));
     std::optional<std::string> got;
     {
-        auto r = dd::paginate(dd::list_orders, client, paid());
+        auto r = dd::paginate(dd::async_list_orders, client, paid());
         r.async_next([&](dd::error_code ec, std::optional<dd::order> o) {
             EXPECT_FALSE(ec);
             if (o)
@@ -273,7 +273,7 @@ TEST_F(paginate_test, destroying_the_range_mid_request_is_safe)
 TEST_F(paginate_test, concurrent_async_next_is_refused)
 {
     fake->expect(dd::http_method::get, orders_target(1)).delay(10ms).respond(200, orders_page(1, 2, 1, 2, 2, 1));
-    auto r = dd::paginate(dd::list_orders, client, paid());
+    auto r = dd::paginate(dd::async_list_orders, client, paid());
     dd::error_code e1, e2;
     r.async_next([&](dd::error_code ec, std::optional<dd::order>) { e1 = ec; });
     r.async_next([&](dd::error_code ec, std::optional<dd::order>) { e2 = ec; });
@@ -286,17 +286,18 @@ TEST_F(paginate_test, request_errors_leave_the_range_retryable)
 {
     fake->expect(dd::http_method::get, orders_target(1)).respond(500, R"({"error":"boom"})");
     fake->expect(dd::http_method::get, orders_target(1)).respond(200, orders_page(1, 1, 1, 2, 1, 1));
-    auto r = dd::paginate(dd::list_orders, client, paid());
+    auto r = dd::paginate(dd::async_list_orders, client, paid());
     std::vector<std::string> ids;
     EXPECT_EQ(drain(r, ids), dd::api_errc::server_error);
-    EXPECT_EQ(r.last_diagnostics().http_status, 500u);
+    EXPECT_EQ(diag.http_status, 500u) << "async_next(diagnostics&) fills them";
+    EXPECT_EQ(diag.server_message, "boom");
     EXPECT_FALSE(drain(r, ids));
     EXPECT_EQ(ids, (std::vector<std::string>{"o1"}));
 }
 
 TEST_F(paginate_test, invalid_per_page_is_refused_before_sending)
 {
-    auto r = dd::paginate(dd::list_orders, client, {.per_page = 1000});
+    auto r = dd::paginate(dd::async_list_orders, client, {.per_page = 1000});
     std::vector<std::string> ids;
     EXPECT_EQ(drain(r, ids), dd::client_errc::invalid_per_page);
     EXPECT_TRUE(fake->requests().empty());
@@ -308,8 +309,8 @@ TEST_F(paginate_test, generic_over_list_endpoints)
         .respond(200, R"({"assets":[)" + asset_json() + R"(],"pagination":)" + pagination_json(1, 1, 1, 1) + "}");
     fake->expect(dd::http_method::get, target("/digital_products?page=1"))
         .respond(200, R"({"digital_products":[)" + digital_product_json() + R"(],"pagination":)" + pagination_json(1, 25, 1, 1) + "}");
-    auto assets = dd::paginate(dd::list_assets, client, {.per_page = 1});
-    auto products = dd::paginate(dd::list_digital_products, client);
+    auto assets = dd::paginate(dd::async_list_assets, client, {.per_page = 1});
+    auto products = dd::paginate(dd::async_list_digital_products, client);
     static_assert(std::is_same_v<decltype(assets)::value_type, dd::asset>);
     static_assert(std::is_same_v<decltype(products)::value_type, dd::digital_product>);
     std::string a, p;
@@ -333,9 +334,9 @@ TEST_F(paginate_test, every_completion_style)
 {
     for (int i = 0; i < 3; ++i)
         fake->expect_any().respond(200, orders_page(1, 1, 1, 2, 1, 1));
-    auto r1 = dd::paginate(dd::list_orders, client, paid());
-    auto r2 = dd::paginate(dd::list_orders, client, paid());
-    auto r3 = dd::paginate(dd::list_orders, client, paid());
+    auto r1 = dd::paginate(dd::async_list_orders, client, paid());
+    auto r2 = dd::paginate(dd::async_list_orders, client, paid());
+    auto r3 = dd::paginate(dd::async_list_orders, client, paid());
     auto f = r3.async_next(asio::use_future);
     std::string s;
     asio::co_spawn(

@@ -19,7 +19,7 @@ class raw_request_test : public client_test
 TEST_F(raw_request_test, get_happy_path)
 {
     fake->expect(dd::http_method::get, target("/orders/o1/new_beta")).respond(200, R"({"beta":{"x":[1,2]}})");
-    auto [ec, v] = run([&](auto tok) { return dd::async_raw_request(client, dd::http_method::get, "/orders/o1/new_beta", tok); });
+    auto [ec, v] = run([&](auto tok) { return dd::async_raw_request(client, {.method = dd::http_method::get, .path = "/orders/o1/new_beta"}, tok); });
     ASSERT_FALSE(ec) << ec.message();
     EXPECT_EQ(v.at("beta").at("x").at(1).as_int64(), 2);
     const auto r = last_request();
@@ -34,12 +34,10 @@ TEST_F(raw_request_test, post_with_query_body_options_and_diagnostics)
     dd::request_options opts;
     opts.extra_headers.add("X-Trace", "abc");
     auto [ec, v] = run([&](auto tok) {
+        const dd::raw_query query{{"email", "a@b.c"}, {"x", "1 2"}};
         return dd::async_raw_request(
             client,
-            dd::http_method::post,
-            "/orders/o1/notify",
-            dd::raw_query{{"email", "a@b.c"}, {"x", "1 2"}},
-            boost::json::value{{"email", "a@b.c"}},
+            {.method = dd::http_method::post, .path = "/orders/o1/notify", .query = query, .body = R"( {"email": "a@b.c"} )"},
             opts,
             diag,
             tok
@@ -60,7 +58,7 @@ TEST_F(raw_request_test, post_with_query_body_options_and_diagnostics)
 TEST_F(raw_request_test, typed_error_and_error_body)
 {
     fake->expect_any().respond(404, R"({"error":"Order not found"})");
-    auto [ec, v] = run([&](auto tok) { return dd::async_raw_request(client, dd::http_method::get, "/orders/zz", diag, tok); });
+    auto [ec, v] = run([&](auto tok) { return dd::async_raw_request(client, {.method = dd::http_method::get, .path = "/orders/zz"}, diag, tok); });
     EXPECT_EQ(ec, dd::api_errc::order_not_found);
     EXPECT_EQ(ec, dd::condition::not_found);
     EXPECT_EQ(v.at("error").as_string(), "Order not found");
@@ -71,11 +69,11 @@ TEST_F(raw_request_test, empty_body_is_null_and_non_json_is_an_error)
 {
     fake->expect_any().respond(204);
     fake->expect_any().respond(200, "<html>", dd::http_headers{});
-    auto [ec1, v1] = run([&](auto tok) { return dd::async_raw_request(client, dd::http_method::delete_, "/assets/a1", tok); });
+    auto [ec1, v1] = run([&](auto tok) { return dd::async_raw_request(client, {.method = dd::http_method::delete_, .path = "/assets/a1"}, tok); });
     EXPECT_FALSE(ec1);
     EXPECT_TRUE(v1.is_null());
     EXPECT_TRUE(last_request().idempotent);
-    auto [ec2, v2] = run([&](auto tok) { return dd::async_raw_request(client, dd::http_method::get, "/x", tok); });
+    auto [ec2, v2] = run([&](auto tok) { return dd::async_raw_request(client, {.method = dd::http_method::get, .path = "/x"}, tok); });
     EXPECT_EQ(ec2, dd::client_errc::invalid_json);
 }
 
@@ -85,7 +83,7 @@ TEST_F(raw_request_test, invalid_paths_are_refused_before_sending)
                           "/a b", "/a\r\nX: y", "/%zz", "/%4"})
     {
         dd::diagnostics d;
-        auto [ec, v] = run([&](auto tok) { return dd::async_raw_request(client, dd::http_method::get, p, d, tok); });
+        auto [ec, v] = run([&](auto tok) { return dd::async_raw_request(client, {.method = dd::http_method::get, .path = p}, d, tok); });
         EXPECT_EQ(ec, dd::client_errc::invalid_argument) << p;
         EXPECT_FALSE(d.client_message.empty()) << p;
     }
@@ -96,12 +94,22 @@ TEST_F(raw_request_test, invalid_paths_are_refused_before_sending)
     EXPECT_FALSE(dd::detail::validate_raw_path("/", why));
 }
 
+TEST_F(raw_request_test, a_body_that_is_not_json_is_refused_before_sending)
+{
+    auto [ec, v] = run([&](auto tok) {
+        return dd::async_raw_request(client, {.method = dd::http_method::post, .path = "/orders/o1/notify", .body = "{email:"}, diag, tok);
+    });
+    EXPECT_EQ(ec, dd::client_errc::invalid_argument);
+    EXPECT_NE(diag.client_message.find("not JSON"), std::string::npos) << diag.client_message;
+    EXPECT_TRUE(fake->requests().empty());
+}
+
 TEST_F(raw_request_test, cancellation)
 {
     fake->expect_any().hang();
     asio::cancellation_signal sig;
     dd::error_code got;
-    dd::async_raw_request(client, dd::http_method::get, "/orders", asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, boost::json::value) {
+    dd::async_raw_request(client, {.method = dd::http_method::get, .path = "/orders"}, asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, boost::json::value) {
                               got = ec;
                           }));
     ioc.poll();
@@ -110,11 +118,11 @@ TEST_F(raw_request_test, cancellation)
     EXPECT_EQ(got, asio::error::operation_aborted);
 }
 
-TEST_F(raw_request_test, deferred_default_token_and_co_await)
+TEST_F(raw_request_test, default_token_is_lazy_and_co_awaitable)
 {
     fake->expect_any().respond(200, R"([1,2,3])");
     std::size_t n = 0;
-    auto op = dd::async_raw_request(client, dd::http_method::get, "/orders");  // nothing sent yet
+    auto op = dd::async_raw_request(client, {.method = dd::http_method::get, .path = "/orders"});  // nothing sent yet
     EXPECT_TRUE(fake->requests().empty());
     asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { n = (co_await std::move(op)).as_array().size(); }, asio::detached);
     dd_test::run(ioc);

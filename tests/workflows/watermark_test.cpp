@@ -48,13 +48,12 @@ protected:
     /// Waits with `opts` (whose deadline `vc` set `at` from now) while the
     /// server keeps answering "processing": still waiting 1 ms before the
     /// deadline, done at it. Returns the outcome.
-    outcome wait_until_deadline(dd::testing::virtual_clock& vc, const dd::watermark_wait_options& opts,
-                                std::chrono::milliseconds at)
+    outcome wait_until_deadline(dd::testing::virtual_clock& vc, std::chrono::milliseconds at)
     {
         for (int i = 0; i < 40; ++i)
             fake->expect(dd::http_method::get, path).respond(200, downloads("processing", false));
         outcome o;
-        dd::async_wait_for_downloads(client, "o1", opts, recorder(o));
+        dd::async_wait_for_downloads(client, "o1", fast, dd::request_options{.deadline = vc.now() + at}, diag, recorder(o));
         vc.run_for(ioc, at - 1ms, 1ms);
         EXPECT_FALSE(o.done) << "gave up before the deadline";
         vc.run_for(ioc, 1ms, 1ms);
@@ -87,31 +86,32 @@ TEST_F(watermark_test, nothing_to_wait_for_completes_after_one_poll)
 TEST_F(watermark_test, deadline_exceeded)
 {
     dd::testing::virtual_clock vc;
-    auto opts = fast;
-    opts.deadline = vc.now() + 60ms;
-    const auto o = wait_until_deadline(vc, opts, 60ms);
+    const auto o = wait_until_deadline(vc, 60ms);
     EXPECT_EQ(o.ec, dd::client_errc::deadline_exceeded);
     EXPECT_EQ(o.ec, dd::condition::timeout);
+    EXPECT_EQ(diag.path, "/orders/o1/downloads");
+    EXPECT_FALSE(diag.client_message.empty());
     const auto sent = fake->requests().size();
     EXPECT_GE(sent, 3u);
     EXPECT_LE(sent, 12u) << "backoff grows";
     EXPECT_EQ(dd::detail::active_watermark_polls(), 0u) << "the loop stopped with its last waiter";
 }
 
-TEST_F(watermark_test, request_options_deadline_is_the_waits_deadline_too)
+TEST_F(watermark_test, a_failing_poll_fills_the_callers_diagnostics)
 {
-    dd::testing::virtual_clock vc;
-    auto opts = fast;
-    opts.request.deadline = vc.now() + 30ms;
-    EXPECT_EQ(wait_until_deadline(vc, opts, 30ms).ec, dd::client_errc::deadline_exceeded);
+    fake->expect(dd::http_method::get, path).respond(404, R"({"error":"Order not found"})");
+    auto [ec, d] = run([&](auto tok) { return dd::async_wait_for_downloads(client, "o1", fast, diag, tok); });
+    EXPECT_EQ(ec, dd::api_errc::order_not_found);
+    EXPECT_EQ(diag.server_message, "Order not found");
+    EXPECT_EQ(diag.http_status, 404u);
 }
 
 TEST_F(watermark_test, polls_are_background_priority_with_the_callers_headers)
 {
     fake->expect(dd::http_method::get, path).respond(200, downloads("ready"));
-    auto opts = fast;
-    opts.request.extra_headers.add("X-Trace", "w");
-    auto [ec, d] = run([&](auto tok) { return dd::async_wait_for_downloads(client, "o1", opts, tok); });
+    dd::request_options opts;
+    opts.extra_headers.add("X-Trace", "w");
+    auto [ec, d] = run([&](auto tok) { return dd::async_wait_for_downloads(client, "o1", fast, opts, tok); });
     EXPECT_FALSE(ec);
     EXPECT_EQ(last_request().headers.find("X-Trace").value_or(""), "w");
 }

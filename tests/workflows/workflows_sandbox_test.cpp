@@ -55,7 +55,7 @@ protected:
 TEST_F(workflows_sandbox, iterates_1000_seeded_orders)
 {
     run([&]() -> asio::awaitable<void> {
-        auto all = dd::paginate(dd::list_orders, client, {.per_page = 250});
+        auto all = dd::paginate(dd::async_list_orders, client, {.per_page = 250});
         std::set<std::string> ids;
         std::size_t n = 0;
         while (auto o = co_await all.async_next())
@@ -70,7 +70,7 @@ TEST_F(workflows_sandbox, iterates_1000_seeded_orders)
         EXPECT_FALSE(all.drifted());
 
         // With filters: every item matches, and the count is total_count.
-        auto paid = dd::paginate(dd::list_orders, client, {.status = dd::financial_status::paid, .per_page = 37, .sort = dd::order_sort::created_at_asc});
+        auto paid = dd::paginate(dd::async_list_orders, client, {.status = dd::financial_status::paid, .per_page = 37, .sort = dd::order_sort::created_at_asc});
         std::int64_t m = 0;
         while (auto o = co_await paid.async_next())
         {
@@ -81,7 +81,7 @@ TEST_F(workflows_sandbox, iterates_1000_seeded_orders)
         EXPECT_EQ(paid.total_count(), m);
 
         // Pages of assets: an empty list ends at once.
-        auto pages = dd::paginate_pages(dd::list_assets, client, {.per_page = 250});
+        auto pages = dd::paginate_pages(dd::async_list_assets, client, {.per_page = 250});
         auto p = co_await pages.async_next();
         EXPECT_FALSE(p);
         EXPECT_EQ(pages.total_count(), 0);
@@ -106,27 +106,26 @@ TEST_F(workflows_sandbox, purchase_then_wait_for_the_watermark)
         // rejects their backing arrays in a coroutine frame.)
         dd::new_digital_product ndp{.store_product_id = product_id};
         ndp.asset_ids.push_back(created.id);
-        auto dp = co_await dd::create_digital_product(client, ndp);
+        auto dp = co_await dd::async_create_digital_product(client, ndp);
         dd::client control(transport, dd::client_params{.base_url = store->origin, .api_key = store->api_key});
         boost::json::object purchase;
         purchase["store_product_id"] = product_id;
         purchase["email"] = "ada@example.com";
         purchase["customer_name"] = "Ada";
-        auto bought = co_await dd::async_raw_request(control, dd::http_method::post, "/sandbox/purchases", purchase);
+        const std::string purchase_json = boost::json::serialize(purchase);
+        const dd::raw_request buy{.method = dd::http_method::post, .path = "/sandbox/purchases", .body = purchase_json};
+        auto bought = co_await dd::async_raw_request(control, buy);
         const std::string order_id(bought.at("order").at("id").as_string());
 
         // Two concurrent waits share the polls; both see it ready.
-        const dd::watermark_wait_options opts{
-            .initial_interval = 100ms,
-            .multiplier = 1.5,
-            .max_interval = 500ms,
-            .deadline = std::chrono::steady_clock::now() + 30s};
+        const dd::watermark_wait_options opts{.initial_interval = 100ms, .multiplier = 1.5, .max_interval = 500ms};
+        const dd::request_options within_30s{.deadline = std::chrono::steady_clock::now() + 30s};
         std::optional<dd::order_downloads> other;
-        dd::async_wait_for_downloads(client, order_id, opts, [&](dd::error_code ec, dd::order_downloads d) {
+        dd::async_wait_for_downloads(client, order_id, opts, within_30s, [&](dd::error_code ec, dd::order_downloads d) {
             EXPECT_FALSE(ec) << ec.message();
             other = std::move(d);
         });
-        auto d = co_await dd::async_wait_for_downloads(client, order_id, opts);
+        auto d = co_await dd::async_wait_for_downloads(client, order_id, opts, within_30s);
         EXPECT_EQ(d.downloads.size(), 1u);
         if (d.downloads.size() != 1)
             co_return;
@@ -137,15 +136,18 @@ TEST_F(workflows_sandbox, purchase_then_wait_for_the_watermark)
 
         // A deadline that is too short.
         purchase["email"] = "bob@example.com";
-        auto bought2 = co_await dd::async_raw_request(control, dd::http_method::post, "/sandbox/purchases", purchase);
+        const std::string purchase2_json = boost::json::serialize(purchase);
+        const dd::raw_request buy2{.method = dd::http_method::post, .path = "/sandbox/purchases", .body = purchase2_json};
+        auto bought2 = co_await dd::async_raw_request(control, buy2);
         const std::string order2(bought2.at("order").at("id").as_string());
-        const dd::watermark_wait_options short_wait{.initial_interval = 50ms, .deadline = std::chrono::steady_clock::now() + 150ms};
-        auto [wec, wd] = co_await dd::async_wait_for_downloads(client, order2, short_wait, asio::as_tuple(asio::use_awaitable));
+        const dd::watermark_wait_options short_wait{.initial_interval = 50ms};
+        const dd::request_options within_150ms{.deadline = std::chrono::steady_clock::now() + 150ms};
+        auto [wec, wd] = co_await dd::async_wait_for_downloads(client, order2, short_wait, within_150ms, asio::as_tuple(asio::use_awaitable));
         EXPECT_EQ(wec, dd::client_errc::deadline_exceeded);
 
         // Asset edits on the product.
         const dd::new_asset licence{.type = dd::asset_type::licence, .name = "Key"};
-        auto lic = co_await dd::create_asset(client, licence);
+        auto lic = co_await dd::async_create_asset(client, licence);
         const std::vector<std::string> lic_ids{lic.asset.id};
         auto added = co_await dd::async_add_assets(client, dp.id, lic_ids);
         EXPECT_EQ(added.assets.size(), 2u);
@@ -158,7 +160,8 @@ TEST_F(workflows_sandbox, purchase_then_wait_for_the_watermark)
 
         // Raw request: typed errors from the same pipeline.
         dd::diagnostics diag;
-        auto [rec, rv] = co_await dd::async_raw_request(client, dd::http_method::get, "/orders/no-such-order", diag, asio::as_tuple(asio::use_awaitable));
+        const dd::raw_request missing{.path = "/orders/no-such-order"};
+        auto [rec, rv] = co_await dd::async_raw_request(client, missing, diag, asio::as_tuple(asio::use_awaitable));
         EXPECT_EQ(rec, dd::api_errc::order_not_found);
         EXPECT_EQ(diag.http_status, 404u);
     });

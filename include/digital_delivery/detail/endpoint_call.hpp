@@ -49,16 +49,17 @@ namespace digital_delivery {
 class client;
 
 /// Defaults every endpoint descriptor inherits (docs/architecture.md lists
-/// every member a descriptor may set).
+/// every member a descriptor may set). What can be derived is not set:
+/// the cost (GET 1 point, writes 2), idempotence (all but POST, unless the
+/// descriptor says otherwise) and the result (the member of a one-member
+/// envelope such as `{"order": ...}`, else the response itself).
 struct endpoint_defaults
 {
     using query = void;                              ///< Query-string type (a described struct of optionals).
     using body = void;                               ///< JSON body type (a described struct).
     static constexpr std::string_view body_root{};   ///< Wrap the body as {"<root>": body} when set.
     static constexpr bool body_optional = false;     ///< The payload may be omitted (sent as {}).
-    static constexpr std::nullptr_t result = nullptr;  ///< Or &envelope::member to unwrap.
-    static constexpr bool beta = false;
-    static constexpr int max_per_page = 0;            ///< Upper bound of per_page for list endpoints.
+    static constexpr int max_per_page = 0;           ///< Upper bound of per_page for list endpoints.
 };
 
 namespace detail {
@@ -111,22 +112,54 @@ inline constexpr bool payload_omittable =
 template <class Envelope, class Member>
 Member member_type_of(Member Envelope::*);
 
+/// Rate-limit points: the API charges GET 1, writes 2.
 template <class D>
+inline constexpr int cost_of = D::method == http_method::get ? 1 : 2;
+
+/// Safe to resend after it may have reached the server: every method but
+/// POST, unless the descriptor sets `idempotent`.
+template <class D>
+consteval bool idempotent_of()
+{
+    if constexpr (requires { D::idempotent; })
+        return D::idempotent;
+    else
+        return D::method != http_method::post;
+}
+
+/// A described struct with exactly one member: `{"order": ...}`.
+template <class T>
+consteval bool is_envelope()
+{
+    if constexpr (std::is_class_v<T>)
+    {
+        if constexpr (boost::describe::has_describe_members<T>::value)
+            return boost::mp11::mp_size<boost::describe::describe_members<T, boost::describe::mod_public>>::value == 1;
+        else
+            return false;
+    }
+    else
+    {
+        return false;
+    }
+}
+
+template <class T, bool = is_envelope<T>()>
 struct result_of
 {
-    using type = decltype(member_type_of(D::result));
+    using type = T;
 };
-template <class D>
-    requires std::is_same_v<std::remove_cv_t<decltype(D::result)>, std::nullptr_t>
-struct result_of<D>
+template <class T>
+struct result_of<T, true>
 {
-    using type = typename D::response;
+    using member = boost::mp11::mp_front<boost::describe::describe_members<T, boost::describe::mod_public>>;
+    using type = decltype(member_type_of(member::pointer));
 };
 
 /// What the request function completes with: the envelope, or the member the
 /// descriptor unwraps; void for responses without content.
 template <class D>
-using result_t = typename result_of<D>::type;
+using result_t = typename result_of<typename D::response>::type;
 
 template <class R>
 struct signature_for
@@ -148,33 +181,6 @@ class no_payload
 };
 template <class D>
 using payload_param = std::conditional_t<has_payload<D>, payload_t<D>, no_payload>;
-
-// ---- trailing arguments: [request_options] [diagnostics&] [token] ----------------
-
-enum class trailing_kind
-{
-    options,
-    diag,
-    token,
-};
-
-template <class T>
-struct trailing_kind_of
-{
-    static constexpr trailing_kind value = std::is_same_v<std::remove_cvref_t<T>, request_options> ? trailing_kind::options
-                                           : std::is_same_v<T, diagnostics&>                        ? trailing_kind::diag
-                                                                                                    : trailing_kind::token;
-};
-
-template <class P, class... Rest>
-consteval bool valid_trailing()
-{
-    // The payload itself must go in its own parameter.
-    return kinds_in_order<trailing_kind_of, Rest...>() &&
-           ((!std::is_same_v<std::remove_cvref_t<Rest>, P> &&
-             (trailing_kind_of<Rest>::value != trailing_kind::token || !mistaken_token<Rest>)) &&
-            ...);
-}
 
 // ---- payload -> request -----------------------------------------------------------
 
@@ -218,7 +224,7 @@ void prepare_endpoint(
     prepared_request& out
 )
 {
-    constexpr endpoint_info info{D::method, D::path, D::cost, D::idempotent};
+    constexpr endpoint_info info{D::method, D::path, cost_of<D>, idempotent_of<D>()};
     error_code vec;
     std::string why;
     std::string body;
@@ -266,10 +272,6 @@ void prepare_endpoint(
 
 // ---- response -> result -----------------------------------------------------------
 
-template <class T>
-inline constexpr bool single_member_envelope =
-    boost::mp11::mp_size<boost::describe::describe_members<T, boost::describe::mod_public>>::value == 1;
-
 /// Decodes a response body into the descriptor's result, streaming (no DOM).
 /// An envelope of one member (`{"order": ...}`) is decoded straight into the
 /// result. On failure the result is value-initialised (nothing partial) and
@@ -284,16 +286,9 @@ error_code decode_response(const std::string& body, result_t<D>& out, diagnostic
     {
         ec = decode_json_into(body, out, message);
     }
-    else if constexpr (single_member_envelope<response>)
-    {
-        ec = decode_json(body, json_slot{&json_struct_decoding<response, true>::value, &out}, message);
-    }
     else
     {
-        response envelope{};
-        ec = decode_json_into(body, envelope, message);
-        if (!ec)
-            out = std::move(envelope.*D::result);
+        ec = decode_json(body, json_slot{&json_struct_decoding<response, true>::value, &out}, message);
     }
     if (ec)
         out = result_t<D>{};
@@ -344,7 +339,7 @@ template <class D>
 struct endpoint_initiation
 {
     template <class Handler>
-    void operator()(Handler&& h, std::shared_ptr<client_impl> impl, prepared_request&& p, diagnostics* diag) const
+    void operator()(Handler&& h, diagnostics* diag, std::shared_ptr<client_impl> impl, prepared_request&& p) const
     {
         launch<D>(
             std::move(impl),
@@ -357,16 +352,19 @@ struct endpoint_initiation
 
 }  // namespace detail
 
-/// The awaitable request function of endpoint descriptor `D`. Call shape:
+/// The request function of endpoint descriptor `D` (docs/operations.md):
 ///
-///     fn(client, id..., [payload], [request_options], [diagnostics&], [token])
+///     async_xxx(client, id..., [payload], [request_options], [diagnostics&], [token])
 ///
 ///  - one `std::string_view` per `{placeholder}` of `D::path`;
 ///  - the payload (`D::body` or `D::query`), omittable for queries and
 ///    optional bodies;
-///  - the completion token defaults to `boost::asio::deferred`; completion
-///    signature `void(error_code, R)` (`void(error_code)` when the endpoint
-///    has no response content).
+///  - completion signature `void(error_code, R)` (`void(error_code)` when the
+///    endpoint has no response content); without a token, an awaitable that
+///    throws error_with_diagnostics.
+///
+/// Everything the request needs is built before the call returns (the
+/// operation owns it): arguments may be temporaries.
 ///
 /// Per-operation cancellation: terminal cancellation through the token's
 /// cancellation slot interrupts the operation at any stage and completes it
@@ -383,7 +381,6 @@ public:
     using result_type = detail::result_t<D>;
     using signature = detail::signature_t<D>;
 
-    static_assert(D::cost == (D::method == http_method::get ? 1 : 2), "the API charges GET 1 point, writes 2");
     static_assert(
         std::is_void_v<typename D::query> || std::is_void_v<typename D::body>,
         "an endpoint has a query or a body, not both"
@@ -391,48 +388,33 @@ public:
 
     /// With the payload.
     template <class... Rest>
-        requires(detail::has_payload<D> && detail::valid_trailing<payload_type, Rest...>())
+        requires(detail::has_payload<D> && detail::trailing<void, Rest...>::template valid<payload_type>())
     auto operator()(client& c, detail::id_arg<I>... ids, detail::payload_param<D> payload, Rest&&... rest) const
     {
-        return dispatch(c, {ids...}, &payload, std::forward<Rest>(rest)...);
+        return dispatch(c, {ids...}, &payload, detail::make_trailing<void>(std::forward<Rest>(rest)...));
     }
 
     /// Without the payload (endpoints that have none, queries, optional bodies).
     template <class... Rest>
-        requires(detail::payload_omittable<D> && detail::valid_trailing<payload_type, Rest...>())
+        requires(detail::payload_omittable<D> && detail::trailing<void, Rest...>::template valid<payload_type>())
     auto operator()(client& c, detail::id_arg<I>... ids, Rest&&... rest) const
     {
-        return dispatch(c, {ids...}, static_cast<const detail::payload_param<D>*>(nullptr), std::forward<Rest>(rest)...);
+        return dispatch(c, {ids...}, static_cast<const detail::payload_param<D>*>(nullptr), detail::make_trailing<void>(std::forward<Rest>(rest)...));
     }
 
 private:
     static constexpr std::size_t arity = sizeof...(I);
 
-    template <class Payload, class... Rest>
-    static auto dispatch(client& c, std::array<std::string_view, arity> ids, const Payload* payload, Rest&&... rest)
+    template <class Payload, class Trailing>
+    static auto dispatch(client& c, std::array<std::string_view, arity> ids, const Payload* payload, Trailing t)
     {
-        auto args = std::forward_as_tuple(std::forward<Rest>(rest)...);
-        constexpr std::size_t n = sizeof...(Rest);
-        constexpr std::size_t oi = detail::index_of_kind<detail::trailing_kind_of, detail::trailing_kind::options, Rest...>();
-        constexpr std::size_t di = detail::index_of_kind<detail::trailing_kind_of, detail::trailing_kind::diag, Rest...>();
-        constexpr std::size_t ti = detail::index_of_kind<detail::trailing_kind_of, detail::trailing_kind::token, Rest...>();
-        const request_options* opts = nullptr;
-        diagnostics* diag = nullptr;
-        if constexpr (oi < n)
-            opts = &std::get<oi>(args);
-        if constexpr (di < n)
-            diag = &std::get<di>(args);
-
-        // Everything the request needs is built now and owned by the
-        // operation, so a deferred operation never refers to the caller's
-        // arguments.
         detail::prepared_request p;
+        const auto& impl = detail::access::impl(c);
         if constexpr (detail::has_payload<D>)
-            detail::prepare_endpoint<D>(*c.impl(), std::span<const std::string_view>(ids), payload, opts, p);
+            detail::prepare_endpoint<D>(*impl, std::span<const std::string_view>(ids), payload, t.options(), p);
         else
-            detail::prepare_endpoint<D, int>(*c.impl(), std::span<const std::string_view>(ids), nullptr, opts, p);
-
-        return detail::initiate_with_trailing_token<signature, ti>(detail::endpoint_initiation<D>{}, args, c.impl(), std::move(p), diag);
+            detail::prepare_endpoint<D, int>(*impl, std::span<const std::string_view>(ids), nullptr, t.options(), p);
+        return t.template initiate<signature>(detail::endpoint_initiation<D>{}, impl, std::move(p));
     }
 };
 

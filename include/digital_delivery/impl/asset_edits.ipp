@@ -64,6 +64,8 @@ struct asset_edit_op
     std::vector<std::string> ids;
     asset_edit_kind kind;
     asset_edit_options opts;
+    request_options request;
+    diagnostics* diag;
     enum class step
     {
         start,
@@ -83,10 +85,10 @@ struct asset_edit_op
     {
         prepared_request p;
         const std::array<std::string_view, 1> path_ids{id};
-        prepare_endpoint<endpoints::get_digital_product, int>(*impl, path_ids, nullptr, &opts.request, p);
+        prepare_endpoint<endpoints::get_digital_product, int>(*impl, path_ids, nullptr, &request, p);
         // Copy what the call needs before `self` (which owns this op) is moved.
         auto i = impl;
-        auto* d = opts.diag;
+        auto* d = diag;
         launch<endpoints::get_digital_product>(std::move(i), std::move(p), d, product_handler(std::move(self)));
     }
 
@@ -102,10 +104,10 @@ struct asset_edit_op
             if (ids[i].empty())
             {
                 reject_ec = client_errc::invalid_argument;
-                if (opts.diag)
+                if (diag)
                 {
-                    opts.diag->clear();
-                    opts.diag->client_message = "asset_ids[" + std::to_string(i) + "] is empty";
+                    diag->clear();
+                    diag->client_message = "asset_ids[" + std::to_string(i) + "] is empty";
                 }
                 st = step::rejected;
                 auto ex = impl->get_executor();
@@ -147,8 +149,8 @@ struct asset_edit_op
         case step::recheck:
             if (asset_ids_of(p) != asset_ids_of(*first) || p.updated_at != first->updated_at)
             {
-                if (opts.diag)
-                    opts.diag->client_message =
+                if (diag)
+                    diag->client_message =
                         "the digital product changed between the read and the re-read before the PATCH; nothing was written";
                 self.complete(workflow_errc::concurrent_modification, std::move(p));
                 return;
@@ -158,8 +160,8 @@ struct asset_edit_op
         case step::patch:
             if (asset_ids_of(p) != target)
             {
-                if (opts.diag)
-                    opts.diag->client_message =
+                if (diag)
+                    diag->client_message =
                         "the PATCH result does not hold exactly the intended asset list: another writer interfered";
                 self.complete(workflow_errc::concurrent_modification, std::move(p));
                 return;
@@ -178,9 +180,9 @@ struct asset_edit_op
         body.asset_ids = target;
         prepared_request p;
         const std::array<std::string_view, 1> path_ids{id};
-        prepare_endpoint<endpoints::update_digital_product>(*impl, path_ids, &body, &opts.request, p);
+        prepare_endpoint<endpoints::update_digital_product>(*impl, path_ids, &body, &request, p);
         auto i = impl;
-        auto* d = opts.diag;
+        auto* d = diag;
         launch<endpoints::update_digital_product>(std::move(i), std::move(p), d, product_handler(std::move(self)));
     }
 };
@@ -193,12 +195,14 @@ DIGITAL_DELIVERY_DECL void detail::async_edit_assets(
     std::vector<std::string> ids,
     asset_edit_kind kind,
     asset_edit_options opts,
+    request_options request,
+    diagnostics* diag,
     asset_edit_handler h
 )
 {
     auto ex = impl->get_executor();
     boost::asio::async_compose<asset_edit_handler, void(error_code, digital_product)>(
-        asset_edit_op{std::move(impl), std::move(product_id), std::move(ids), kind, std::move(opts), asset_edit_op::step::start, {}, {}, {}},
+        asset_edit_op{std::move(impl), std::move(product_id), std::move(ids), kind, std::move(opts), std::move(request), diag, asset_edit_op::step::start, {}, {}, {}},
         h,
         ex
     );

@@ -32,18 +32,15 @@ DIGITAL_DELIVERY_DECL std::string diagnostics::to_string() const
     }
     if (!server_message.empty())
     {
-        r += '"';
         r += server_message;
-        r += "\" ";
+        r += ' ';
     }
     // The list is already in server_message unless the body had both shapes.
-    if (server_message != detail::joined_errors(*this))
-        for (const auto& e : server_errors)
-        {
-            r += '"';
-            r += e;
-            r += "\" ";
-        }
+    if (!server_errors.empty() && server_message != detail::joined_errors(*this))
+    {
+        r += detail::joined_errors(*this);
+        r += ' ';
+    }
     if (!client_message.empty())
     {
         r += client_message;

@@ -90,16 +90,34 @@ DIGITAL_DELIVERY_DECL error_code detail::validate_raw_path(std::string_view path
 
 DIGITAL_DELIVERY_DECL void detail::prepare_raw_request(
     const client_impl& impl,
-    http_method method,
-    std::string_view path,
-    const raw_query* query,
-    const boost::json::value* body,
+    const raw_request& r,
     const request_options* opts,
     prepared_request& out
 )
 {
+    const http_method method = r.method;
+    const std::string_view path = r.path;
     std::string why;
-    const error_code vec = validate_raw_path(path, why);
+    error_code vec = validate_raw_path(path, why);
+    std::string body;
+    if (!r.body.empty())
+    {
+        // Parsed and serialized again: what is sent is one valid JSON document.
+        boost::system::error_code jec;
+        boost::json::value v = boost::json::parse(r.body, jec);
+        if (jec)
+        {
+            if (!vec)
+            {
+                vec = client_errc::invalid_argument;
+                why = "raw request body is not JSON: " + jec.message();
+            }
+        }
+        else
+        {
+            body = boost::json::serialize(v);
+        }
+    }
     const bool get = method == http_method::get;
     const endpoint_info info{
         method,
@@ -108,13 +126,10 @@ DIGITAL_DELIVERY_DECL void detail::prepare_raw_request(
         get || method == http_method::put || method == http_method::delete_,
     };
     query_params qp;
-    if (query)
-    {
-        qp.reserve(query->size());
-        for (const auto& [k, v] : *query)
-            qp.emplace_back(k, v);
-    }
-    impl.prepare(out, info, std::span<const std::string_view>(), query ? &qp : nullptr, body ? boost::json::serialize(*body) : std::string(), opts);
+    qp.reserve(r.query.size());
+    for (const auto& [k, v] : r.query)
+        qp.emplace_back(k, v);
+    impl.prepare(out, info, std::span<const std::string_view>(), r.query.empty() ? nullptr : &qp, std::move(body), opts);
     if (vec)
     {
         out.error = vec;

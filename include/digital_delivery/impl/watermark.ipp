@@ -67,6 +67,7 @@ struct watermark_waiter
     bool done = false;
     error_code ec;
     order_downloads result;
+    diagnostics* diag = nullptr;  // the caller's, filled on failure
 };
 
 /// The poll loop of one (client, order). Lives while a waiter or one of its
@@ -76,15 +77,16 @@ class watermark_poll : public std::enable_shared_from_this<watermark_poll>
 public:
     using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
 
-    watermark_poll(std::shared_ptr<client_impl> impl, std::string order_id, const watermark_wait_options& o)
+    watermark_poll(std::shared_ptr<client_impl> impl, std::string order_id, const watermark_wait_options& o, const request_options& r)
         : impl_(std::move(impl)),
           order_id_(std::move(order_id)),
           opts_(o),
+          request_(r),
           strand_(boost::asio::make_strand(impl_->get_executor())),
           sleep_timer_(strand_)
     {
-        opts_.request.prio = priority::background;
-        opts_.request.deadline.reset();  // each waiter has its own deadline
+        request_.prio = priority::background;
+        request_.deadline.reset();  // each waiter has its own deadline
         if (opts_.initial_interval < std::chrono::milliseconds(1))
             opts_.initial_interval = std::chrono::milliseconds(1);
     }
@@ -101,7 +103,8 @@ public:
     static std::shared_ptr<watermark_poll> get_or_create(
         const std::shared_ptr<client_impl>& impl,
         const std::string& order_id,
-        const watermark_wait_options& o
+        const watermark_wait_options& o,
+        const request_options& r
     )
     {
         auto& reg = get_watermark_registry();
@@ -109,12 +112,13 @@ public:
         auto& slot = reg.loops[{impl.get(), order_id}];
         if (auto p = slot.lock())
             return p;
-        auto p = std::make_shared<watermark_poll>(impl, order_id, o);
+        auto p = std::make_shared<watermark_poll>(impl, order_id, o, r);
         slot = p;
         return p;
     }
 
     const strand_type& strand() const noexcept { return strand_; }
+    const std::string& order_id() const noexcept { return order_id_; }
 
     // ---- on the strand ----
 
@@ -150,7 +154,7 @@ private:
         polling_ = true;
         prepared_request p;
         const std::array<std::string_view, 1> ids{order_id_};
-        prepare_endpoint<endpoints::get_order_downloads, int>(*impl_, ids, nullptr, &opts_.request, p);
+        prepare_endpoint<endpoints::get_order_downloads, int>(*impl_, ids, nullptr, &request_, p);
         auto self = shared_from_this();
         launch<endpoints::get_order_downloads>(
             impl_,
@@ -214,6 +218,8 @@ private:
             w->done = true;
             w->ec = ec;
             w->result = d;
+            if (ec && w->diag)
+                *w->diag = diag_;
             w->deadline_timer.cancel();
         }
     }
@@ -221,6 +227,7 @@ private:
     std::shared_ptr<client_impl> impl_;
     std::string order_id_;
     watermark_wait_options opts_;
+    request_options request_;
     strand_type strand_;
     detail::timer sleep_timer_;
     boost::asio::cancellation_signal poll_cancel_;
@@ -237,6 +244,7 @@ struct wait_downloads_op
     std::shared_ptr<watermark_poll> loop;
     std::optional<std::chrono::steady_clock::time_point> deadline;
     std::shared_ptr<watermark_waiter> w;
+    diagnostics* diag;
     enum class step
     {
         start,
@@ -261,6 +269,7 @@ struct wait_downloads_op
             return;
         }
         w = std::make_shared<watermark_waiter>(loop->strand());
+        w->diag = diag;
         w->deadline_timer.expires_at(deadline.value_or(std::chrono::steady_clock::time_point::max()));
         loop->add(w);
         st = step::wait;
@@ -279,7 +288,15 @@ struct wait_downloads_op
             return;
         }
         loop->remove(w.get());
-        self.complete(ec == boost::asio::error::operation_aborted ? ec : error_code(client_errc::deadline_exceeded), order_downloads{});
+        const bool cancelled = ec == boost::asio::error::operation_aborted;
+        if (!cancelled && diag)
+        {
+            diag->clear();
+            diag->method = "GET";
+            diag->path = "/orders/" + loop->order_id() + "/downloads";
+            diag->client_message = "watermarks not ready by the deadline";
+        }
+        self.complete(cancelled ? ec : error_code(client_errc::deadline_exceeded), order_downloads{});
     }
 };
 
@@ -299,16 +316,16 @@ DIGITAL_DELIVERY_DECL void detail::async_wait_for_downloads_impl(
     std::shared_ptr<client_impl> impl,
     std::string order_id,
     watermark_wait_options opts,
+    request_options ropts,
+    diagnostics* diag,
     downloads_handler h
 )
 {
-    std::optional<std::chrono::steady_clock::time_point> deadline = opts.deadline;
-    if (opts.request.deadline && (!deadline || *opts.request.deadline < *deadline))
-        deadline = opts.request.deadline;
-    auto loop = watermark_poll::get_or_create(impl, order_id, opts);
+    const std::optional<std::chrono::steady_clock::time_point> deadline = ropts.deadline;
+    auto loop = watermark_poll::get_or_create(impl, order_id, opts, ropts);
     auto ex = impl->get_executor();
     boost::asio::async_compose<downloads_handler, void(error_code, order_downloads)>(
-        wait_downloads_op{std::move(loop), deadline, {}, wait_downloads_op::step::start},
+        wait_downloads_op{std::move(loop), deadline, {}, diag, wait_downloads_op::step::start},
         h,
         ex
     );

@@ -16,7 +16,7 @@
 ///
 /// \code
 /// dd::testing::virtual_clock vc;                 // time stands still from here
-/// auto fut = asio::co_spawn(ioc, dd::get_order(client, "o1", asio::use_awaitable), asio::use_future);
+/// auto fut = asio::co_spawn(ioc, dd::async_get_order(client, "o1", asio::use_awaitable), asio::use_future);
 /// vc.run_for(ioc, 4999ms);                       // a 429 said Retry-After: 5
 /// EXPECT_EQ(fake->requests().size(), 1u);        // not resent yet
 /// vc.run_for(ioc, 1ms);

@@ -30,7 +30,7 @@ int main()
         .respond(200, R"({"order":{"id":"o1","name":"#1","email":"a@b.c","phone":null,"financial_status":"paid",)"
                       R"("fulfillment_status":null,"total_price":"1.00","currency":"EUR","created_at":"2024-01-01T00:00:00Z","download_count":0}})");
     std::string name;
-    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { name = (co_await dd::get_order(client, "o1")).name; }, asio::detached);
+    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { name = (co_await dd::async_get_order(client, "o1")).name; }, asio::detached);
     ioc.run();
     const int other = other_translation_unit();
     std::printf("consumer: order %s, other TU %d\n", name.c_str(), other);
