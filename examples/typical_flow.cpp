@@ -198,7 +198,7 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
     // argument with strings is a named variable here.
     dd::upload_asset_params meta{.filename = filename, .content_type = "application/pdf", .name = "Handbook", .watermark_asset = true};
     dd::upload_options uopts{.on_progress = draw_progress};
-    auto [uec, pdf] = co_await dd::async_upload_asset(client, src, std::move(meta), std::move(uopts), diag,
+    auto [uec, pdf] = co_await dd::async_upload_asset(client, src, meta, std::move(uopts), diag,
                                                       asio::as_tuple(asio::use_awaitable));
     check(uec, "upload");
     std::printf("   asset %s, %lld bytes\n", pdf.id.c_str(), static_cast<long long>(pdf.byte_size));
@@ -212,12 +212,13 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
     // 3. Link both to a storefront product.
     std::mt19937_64 rng(std::random_device{}());
     const std::int64_t store_product_id = 8000000000000LL + static_cast<std::int64_t>(rng() % 1000000);
+    const std::string linked[] = {pdf.id, licence.asset.id};
     dd::new_digital_product link{
         .store_product_id = store_product_id,
-        .asset_ids = std::vector<std::string>{pdf.id, licence.asset.id},
+        .asset_ids = linked,
         .upsert_always = true,
         .custom_message = "Thank you for your purchase!"};
-    auto [pec, product] = co_await dd::async_create_digital_product(client, std::move(link), diag, asio::as_tuple(asio::use_awaitable));
+    auto [pec, product] = co_await dd::async_create_digital_product(client, link, diag, asio::as_tuple(asio::use_awaitable));
     check(pec, "create digital product");
     std::printf("3. digital product %s for store product %lld (%zu assets)\n", product.id.c_str(),
                 static_cast<long long>(store_product_id), product.assets.size());
@@ -255,8 +256,9 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
     dd::new_asset bonus_asset{.type = dd::asset_type::external, .external_url = "https://example.com/bonus-track.mp3", .name = "Bonus track"};
     auto [xec, bonus] = co_await dd::async_create_asset(client, bonus_asset, diag, asio::as_tuple(asio::use_awaitable));
     check(xec, "create external asset");
-    dd::asset_ids_request extra{.asset_ids = std::vector<std::string>(1, bonus.asset.id)};
-    auto [aec, attached] = co_await dd::async_attach_assets(client, order_id, std::move(extra), diag, asio::as_tuple(asio::use_awaitable));
+    const std::string extra_ids[] = {bonus.asset.id};
+    dd::asset_ids_request extra{.asset_ids = extra_ids};
+    auto [aec, attached] = co_await dd::async_attach_assets(client, order_id, extra, diag, asio::as_tuple(asio::use_awaitable));
     check(aec, "attach assets");
     std::printf("5. attached %s to order %s (%zu attached)\n", bonus.asset.id.c_str(), attached.order.name.c_str(),
                 attached.attached_assets.size());

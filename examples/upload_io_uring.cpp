@@ -52,7 +52,7 @@ asio::awaitable<int> upload(dd::client& client, std::string path)
         std::fflush(stdout);
     };
     dd::diagnostics diag;
-    auto [uec, asset] = co_await dd::async_upload_asset(client, src, std::move(meta), std::move(opts), diag, asio::as_tuple(asio::deferred));
+    auto [uec, asset] = co_await dd::async_upload_asset(client, src, meta, std::move(opts), diag, asio::as_tuple(asio::deferred));
     std::printf("\n");
     if (uec)
     {

@@ -19,7 +19,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace digital_delivery {
@@ -93,7 +95,11 @@ struct upload_handle
 };
 BOOST_DESCRIBE_STRUCT(upload_handle, (), (method, url, headers, expires_at))
 
-// ---- request bodies -------------------------------------------------------
+// ---- request bodies and queries ---------------------------------------------
+//
+// Request models refer to the caller's strings (string_view, span): the
+// request is built before the call returns, so they may be temporaries of the
+// calling expression, braced in a co_await (docs/operations.md).
 
 /// POST /assets body (`{"asset": {...}}`). Only the fields you set are sent.
 ///  - internal: filename and byte_size (1 .. 2147483648) required; content_type optional;
@@ -102,11 +108,11 @@ BOOST_DESCRIBE_STRUCT(upload_handle, (), (method, url, headers, expires_at))
 struct new_asset
 {
     asset_type type{asset_type::internal};
-    std::optional<std::string> filename;
+    std::optional<std::string_view> filename;
     std::optional<std::int64_t> byte_size;
-    std::optional<std::string> content_type;
-    std::optional<std::string> external_url;
-    std::optional<std::string> name;
+    std::optional<std::string_view> content_type;
+    std::optional<std::string_view> external_url;
+    std::optional<std::string_view> name;
     std::optional<bool> watermark_asset;
     std::optional<bool> autogenerate_licence_key;
 };
@@ -119,8 +125,8 @@ BOOST_DESCRIBE_STRUCT(
 /// PATCH /assets/{id} body. Only the fields you set are sent.
 struct asset_update
 {
-    std::optional<std::string> name;
-    std::optional<std::string> external_url;  ///< external assets only; must not be blank.
+    std::optional<std::string_view> name;
+    std::optional<std::string_view> external_url;  ///< external assets only; must not be blank.
     std::optional<bool> watermark_asset;
     std::optional<bool> autogenerate_licence_key;  ///< licence assets only.
 };
@@ -129,16 +135,16 @@ BOOST_DESCRIBE_STRUCT(asset_update, (), (name, external_url, watermark_asset, au
 /// POST /assets/{id}/replace body (Beta).
 struct asset_replacement
 {
-    std::string filename;
+    std::string_view filename;
     std::int64_t byte_size{};  ///< 1 .. 2147483648.
-    std::optional<std::string> content_type;
+    std::optional<std::string_view> content_type;
 };
 BOOST_DESCRIBE_STRUCT(asset_replacement, (), (filename, byte_size, content_type))
 
 /// GET /assets query. Unset fields are not sent.
 struct asset_query
 {
-    std::optional<std::string> q;        ///< Partial, case-insensitive match on name or filename.
+    std::optional<std::string_view> q;        ///< Partial, case-insensitive match on name or filename.
     std::optional<asset_type> type;      ///< The API accepts external and licence only.
     std::optional<std::int32_t> page;    ///< >= 1 (server default 1).
     std::optional<std::int32_t> per_page;  ///< 1 .. 250 (server default 25).

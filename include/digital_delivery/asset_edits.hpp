@@ -111,7 +111,7 @@ DIGITAL_DELIVERY_DECL void async_edit_assets(
     std::vector<std::string> ids,
     asset_edit_kind kind,
     asset_edit_options opts,
-    request_options request,
+    stored_request_options request,
     diagnostics* diag,
     asset_edit_handler h
 );
@@ -127,7 +127,7 @@ struct asset_edit_initiation
         std::vector<std::string> ids,
         asset_edit_kind kind,
         asset_edit_options opts,
-        request_options request
+        stored_request_options request
     ) const
     {
         async_edit_assets(
@@ -144,7 +144,7 @@ auto initiate_asset_edit(client& c, std::string_view id, std::vector<std::string
     const request_options* r = t.options();
     return t.template initiate<void(error_code, digital_product)>(
         asset_edit_initiation{}, access::impl(c), std::string(id), std::move(ids), kind,
-        o ? *o : asset_edit_options{}, r ? *r : request_options{}
+        o ? *o : asset_edit_options{}, stored_request_options(r)
     );
 }
 

@@ -8,6 +8,7 @@
 /// \file
 /// Digital products: assets linked to a storefront product or variant.
 
+#include <digital_delivery/id_list.hpp>
 #include <digital_delivery/asset.hpp>
 #include <digital_delivery/pagination.hpp>
 #include <digital_delivery/timestamp.hpp>
@@ -16,7 +17,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace digital_delivery {
@@ -50,14 +53,14 @@ struct new_digital_product
 {
     std::int64_t store_product_id{};
     std::optional<std::int64_t> store_variant_id;  ///< Omit to link all variants.
-    std::vector<std::string> asset_ids;
+    id_list asset_ids;
     std::optional<bool> upsert_always;
-    std::optional<std::string> custom_message;
+    std::optional<std::string_view> custom_message;
     std::optional<bool> preorder_enabled;
     std::optional<timestamp> preorder_launch_date;
-    std::optional<std::string> preorder_subject;
-    std::optional<std::string> preorder_heading;
-    std::optional<std::string> preorder_description;
+    std::optional<std::string_view> preorder_subject;
+    std::optional<std::string_view> preorder_heading;
+    std::optional<std::string_view> preorder_description;
 };
 BOOST_DESCRIBE_STRUCT(
     new_digital_product,
@@ -70,14 +73,14 @@ BOOST_DESCRIBE_STRUCT(
 /// helpers for edits).
 struct digital_product_update
 {
-    std::optional<std::vector<std::string>> asset_ids;
+    std::optional<id_list> asset_ids;
     std::optional<bool> upsert_always;
-    std::optional<std::string> custom_message;
+    std::optional<std::string_view> custom_message;
     std::optional<bool> preorder_enabled;
     std::optional<timestamp> preorder_launch_date;
-    std::optional<std::string> preorder_subject;
-    std::optional<std::string> preorder_heading;
-    std::optional<std::string> preorder_description;
+    std::optional<std::string_view> preorder_subject;
+    std::optional<std::string_view> preorder_heading;
+    std::optional<std::string_view> preorder_description;
 };
 BOOST_DESCRIBE_STRUCT(
     digital_product_update,
@@ -89,8 +92,8 @@ BOOST_DESCRIBE_STRUCT(
 /// use {{ order.name }}, {{ customer.name }}, {{ shop.name }}.
 struct notify_buyers_request
 {
-    std::optional<std::string> subject;
-    std::optional<std::string> body;
+    std::optional<std::string_view> subject;
+    std::optional<std::string_view> body;
 };
 BOOST_DESCRIBE_STRUCT(notify_buyers_request, (), (subject, body))
 

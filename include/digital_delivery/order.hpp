@@ -9,6 +9,7 @@
 /// Orders (read from the storefront), their filters, and the bodies of the
 /// order actions (attach, detach, notify).
 
+#include <digital_delivery/id_list.hpp>
 #include <digital_delivery/asset.hpp>
 #include <digital_delivery/open_enum.hpp>
 #include <digital_delivery/pagination.hpp>
@@ -19,7 +20,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace digital_delivery {
@@ -70,11 +73,11 @@ BOOST_DESCRIBE_STRUCT(
 /// GET /orders query. Unset fields are not sent.
 struct order_query
 {
-    std::optional<std::string> q;      ///< Partial match on order name/number or email.
-    std::optional<std::string> email;  ///< Partial match on email.
+    std::optional<std::string_view> q;      ///< Partial match on order name/number or email.
+    std::optional<std::string_view> email;  ///< Partial match on email.
     std::optional<financial_status> status;
     std::optional<std::int64_t> store_product_id;
-    std::optional<std::string> digital_product_id;
+    std::optional<std::string_view> digital_product_id;
     std::optional<date> created_at_min;  ///< Created on or after (YYYY-MM-DD).
     std::optional<date> created_at_max;  ///< Created on or before.
     std::optional<std::int32_t> page;      ///< >= 1.
@@ -90,14 +93,14 @@ BOOST_DESCRIBE_STRUCT(
 /// POST /orders/{id}/attach_assets (Beta) and DELETE /orders/{id}/detach_assets (Beta) body.
 struct asset_ids_request
 {
-    std::vector<std::string> asset_ids;  ///< Non-empty.
+    id_list asset_ids;  ///< Non-empty.
 };
 BOOST_DESCRIBE_STRUCT(asset_ids_request, (), (asset_ids))
 
 /// POST /orders/{id}/notify (Beta) body (optional).
 struct notify_request
 {
-    std::optional<std::string> email;  ///< Overrides the recipient.
+    std::optional<std::string_view> email;  ///< Overrides the recipient.
 };
 BOOST_DESCRIBE_STRUCT(notify_request, (), (email))
 

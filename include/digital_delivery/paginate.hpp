@@ -160,15 +160,28 @@ struct paginate_state
     using item_type = typename traits::item_type;
     using query_type = typename D::query;
 
-    paginate_state(std::shared_ptr<client_impl> i, query_type q, request_options o, paginate_options po)
-        : impl(std::move(i)), query(std::move(q)), opts(std::move(o)), popts(po)
+    // The query refers to the caller's strings: it is checked and encoded
+    // here, once; each page request then only sets `page`.
+    paginate_state(std::shared_ptr<client_impl> i, const query_type& q, const request_options* o, paginate_options po)
+        : impl(std::move(i)), opts(o), popts(po)
     {
-        next_page = query.page ? *query.page : 1;
+        next_page = q.page ? *q.page : 1;
+        validate_query<D>(q, invalid, invalid_why);
+        query_type with_page = q;
+        using page_t = typename decltype(with_page.page)::value_type;
+        with_page.page.emplace(static_cast<page_t>(1));
+        encode_query(with_page, params);
+        for (std::size_t k = 0; k < params.size(); ++k)
+            if (params[k].first == "page")
+                page_index = k;
     }
 
     std::shared_ptr<client_impl> impl;
-    query_type query;
-    request_options opts;
+    query_params params;         // the encoded query; params[page_index] is the page
+    std::size_t page_index = 0;
+    error_code invalid;          // the query's own error (sent with the first request instead)
+    std::string invalid_why;
+    stored_request_options opts;
     paginate_options popts;
 
     std::int64_t next_page = 1;       // the page the next request asks for
@@ -335,11 +348,15 @@ private:
     {
         state& s = *st;
         s.requested_page = s.next_page;
-        typename state::query_type q = s.query;
-        using page_t = typename decltype(q.page)::value_type;
-        q.page.emplace(static_cast<page_t>(s.requested_page));
+        query_params q = s.params;
+        q[s.page_index].second = std::to_string(s.requested_page);
         prepared_request p;
-        prepare_endpoint<D>(*s.impl, std::span<const std::string_view>(), &q, &s.opts, p);
+        s.impl->prepare(p, endpoint_info_of<D>(), {}, &q, {}, &s.opts.get());
+        if (s.invalid && !p.error)
+        {
+            p.error = s.invalid;
+            p.error_message = s.invalid_why;
+        }
         // (`s` is the shared state, not part of `self`: it stays valid when `self` is moved.)
         auto impl = s.impl;
         launch<D>(std::move(impl), std::move(p), diag, boost::asio::any_completion_handler<signature_t<D>>(std::move(self)));
@@ -445,7 +462,7 @@ using page_range = basic_list_range<D, false>;
 namespace detail {
 
 template <class D, class... Rest>
-std::shared_ptr<paginate_state<D>> make_paginate_state(client& c, typename D::query&& query, Rest&&... rest)
+std::shared_ptr<paginate_state<D>> make_paginate_state(client& c, const typename D::query& query, Rest&&... rest)
 {
     static_assert(
         trailing<paginate_options, Rest...>::index(trailing_kind::diag) == sizeof...(Rest) &&
@@ -455,10 +472,7 @@ std::shared_ptr<paginate_state<D>> make_paginate_state(client& c, typename D::qu
     );
     auto t = make_trailing<paginate_options>(std::forward<Rest>(rest)...);
     const paginate_options* po = t.op_options();
-    const request_options* ro = t.options();
-    return std::make_shared<paginate_state<D>>(
-        access::impl(c), std::move(query), ro ? *ro : request_options{}, po ? *po : paginate_options{}
-    );
+    return std::make_shared<paginate_state<D>>(access::impl(c), query, t.options(), po ? *po : paginate_options{});
 }
 
 }  // namespace detail
@@ -473,7 +487,7 @@ template <class D, std::size_t... I, class... Rest>
     requires(detail::list_endpoint<D> && detail::trailing<paginate_options, Rest...>::template valid<>())
 item_range<D> paginate(const request_fn<D, std::index_sequence<I...>>&, client& c, typename D::query query = {}, Rest&&... rest)
 {
-    return item_range<D>(detail::make_paginate_state<D>(c, std::move(query), std::forward<Rest>(rest)...));
+    return item_range<D>(detail::make_paginate_state<D>(c, query, std::forward<Rest>(rest)...));
 }
 
 /// The pages of a list endpoint; see paginate().
@@ -481,7 +495,7 @@ template <class D, std::size_t... I, class... Rest>
     requires(detail::list_endpoint<D> && detail::trailing<paginate_options, Rest...>::template valid<>())
 page_range<D> paginate_pages(const request_fn<D, std::index_sequence<I...>>&, client& c, typename D::query query = {}, Rest&&... rest)
 {
-    return page_range<D>(detail::make_paginate_state<D>(c, std::move(query), std::forward<Rest>(rest)...));
+    return page_range<D>(detail::make_paginate_state<D>(c, query, std::forward<Rest>(rest)...));
 }
 
 }  // namespace digital_delivery

@@ -10,7 +10,11 @@
 #include <digital_delivery/retry.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace digital_delivery {
 
@@ -33,10 +37,60 @@ struct request_options
     /// Overrides client_params::retry for this request.
     std::optional<retry_params> retry;
 
-    /// Extra header fields (names must not be X-Auth-Token, Host or
-    /// Content-Length; values must not contain CR or LF).
-    http_headers extra_headers;
+    /// Extra header fields (names must not be X-Auth-Token, Host,
+    /// Content-Length or Transfer-Encoding; no CR or LF):
+    /// `const dd::http_headers::field trace[] = {{"X-Trace", id}};`
+    /// then `.extra_headers = trace`.
+    std::span<const http_headers::field> extra_headers;
 };
+
+namespace detail {
+
+/// Request options kept by an operation that sends requests later
+/// (pagination, uploads, the watermark waiter, asset edits): a copy that owns
+/// its header fields.
+class stored_request_options
+{
+public:
+    stored_request_options() = default;
+    explicit stored_request_options(const request_options* o)
+    {
+        if (!o)
+            return;
+        opts_ = *o;
+        store_.reserve(2 * o->extra_headers.size());
+        fields_.reserve(o->extra_headers.size());
+        for (const auto& f : o->extra_headers)
+        {
+            store_.emplace_back(f.name);
+            store_.emplace_back(f.value);
+        }
+        for (std::size_t i = 0; i < o->extra_headers.size(); ++i)
+            fields_.push_back({store_[2 * i], store_[2 * i + 1]});
+        opts_.extra_headers = fields_;
+    }
+    // A moved vector keeps its elements where they are: the views stay valid.
+    stored_request_options(stored_request_options&&) noexcept = default;
+    stored_request_options& operator=(stored_request_options&&) noexcept = default;
+    stored_request_options(const stored_request_options& other) : stored_request_options(&other.opts_) {}
+    stored_request_options& operator=(const stored_request_options& other)
+    {
+        if (this != &other)
+            *this = stored_request_options(&other.opts_);
+        return *this;
+    }
+
+    const request_options& get() const noexcept { return opts_; }
+    void set_priority(priority p) noexcept { opts_.prio = p; }
+    void clear_deadline() noexcept { opts_.deadline.reset(); }
+
+private:
+    request_options opts_;
+    std::vector<std::string> store_;
+    std::vector<http_headers::field> fields_;
+};
+
+}  // namespace detail
 
 }  // namespace digital_delivery
 

@@ -174,7 +174,7 @@ DIGITAL_DELIVERY_DECL void start_upload(
     std::shared_ptr<body_source> src,
     upload_request req,
     upload_options opts,
-    request_options request,
+    stored_request_options request,
     diagnostics* diag,
     upload_handler handler
 );
@@ -189,7 +189,7 @@ struct upload_initiation
         std::shared_ptr<body_source> src,
         upload_request req,
         upload_options opts,
-        request_options request
+        stored_request_options request
     ) const
     {
         start_upload(std::move(impl), std::move(src), std::move(req), std::move(opts), std::move(request), diag,
@@ -205,18 +205,23 @@ auto initiate_upload(client& c, std::shared_ptr<body_source> src, upload_request
     const request_options* ro = t.options();
     return t.template initiate<void(error_code, asset)>(
         upload_initiation{}, access::impl(c), std::move(src), std::move(r), o ? *o : upload_options{},
-        ro ? *ro : request_options{}
+        stored_request_options(ro)
     );
+}
+
+inline std::optional<std::string> own(const std::optional<std::string_view>& s)
+{
+    return s ? std::optional<std::string>(std::in_place, *s) : std::nullopt;
 }
 
 inline upload_request make_upload_request(const upload_asset_params& meta)
 {
-    return upload_request{false, {}, meta.filename, meta.content_type, meta.name, meta.watermark_asset};
+    return upload_request{false, {}, std::string(meta.filename), own(meta.content_type), own(meta.name), meta.watermark_asset};
 }
 
 inline upload_request make_replace_request(std::string_view asset_id, const replace_asset_params& meta)
 {
-    return upload_request{true, std::string(asset_id), meta.filename, meta.content_type, {}, {}};
+    return upload_request{true, std::string(asset_id), std::string(meta.filename), own(meta.content_type), {}, {}};
 }
 
 }  // namespace detail

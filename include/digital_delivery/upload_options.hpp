@@ -14,19 +14,21 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace digital_delivery {
 
 /// What POST /assets is told about a new internal asset. byte_size is the
-/// source's size().
+/// source's size(). Views of the caller's strings, copied before the
+/// operation's initiating function returns.
 struct upload_asset_params
 {
     /// Suggested attachment name on download. Required.
-    std::string filename;
+    std::string_view filename;
     /// MIME type (default: the API's `application/octet-stream`).
-    std::optional<std::string> content_type;
+    std::optional<std::string_view> content_type;
     /// Display name.
-    std::optional<std::string> name;
+    std::optional<std::string_view> name;
     /// PDF watermarking on delivery.
     std::optional<bool> watermark_asset;
 };
@@ -36,9 +38,9 @@ struct upload_asset_params
 struct replace_asset_params
 {
     /// Required.
-    std::string filename;
+    std::string_view filename;
     /// Default: the asset's current content type.
-    std::optional<std::string> content_type;
+    std::optional<std::string_view> content_type;
 };
 
 /// One progress report. Reports are monotonic: bytes_sent never decreases,

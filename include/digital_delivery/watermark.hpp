@@ -95,7 +95,7 @@ DIGITAL_DELIVERY_DECL void async_wait_for_downloads_impl(
     std::shared_ptr<client_impl> impl,
     std::string order_id,
     watermark_wait_options opts,
-    request_options ropts,
+    stored_request_options ropts,
     diagnostics* diag,
     downloads_handler h
 );
@@ -112,7 +112,7 @@ struct wait_downloads_initiation
         std::shared_ptr<client_impl> impl,
         std::string order_id,
         watermark_wait_options opts,
-        request_options ropts
+        stored_request_options ropts
     ) const
     {
         async_wait_for_downloads_impl(
@@ -140,7 +140,7 @@ auto async_wait_for_downloads(client& c, std::string_view order_id, Rest&&... re
         detail::access::impl(c),
         std::string(order_id),
         o ? *o : watermark_wait_options{},
-        r ? *r : request_options{}
+        detail::stored_request_options(r)
     );
 }
 

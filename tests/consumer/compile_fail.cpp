@@ -10,8 +10,6 @@ struct bad : dd::endpoint_defaults
     static constexpr dd::http_method method = dd::http_method::get;
     static constexpr std::string_view path = "/orders/{id/downloads";  // unbalanced placeholder
     using response = dd::order_envelope;
-    static constexpr int cost = 1;
-    static constexpr bool idempotent = true;
 };
 inline constexpr dd::request_fn<bad> bad_fn{};
 #endif
@@ -24,6 +22,7 @@ void use(dd::client& c)
     (void)dd::async_attach_assets(c, "o1", dd::notify_request{});  // not its body type
 #else
     (void)dd::async_get_order(c, "o1");
-    (void)dd::async_attach_assets(c, "o1", {.asset_ids = {"a"}});
+    static const std::string ids[] = {"a"};
+    (void)dd::async_attach_assets(c, "o1", {.asset_ids = ids});
 #endif
 }

@@ -229,12 +229,13 @@ TEST_F(completion_test, deferred_operation_owns_its_arguments)
     fake->expect(dd::http_method::patch, target("/assets/" + long_id)).respond(200, R"({"asset":)" + asset_json() + "}");
     auto op = [&] {
         std::string id = long_id;
-        dd::asset_update upd{.name = long_name};
+        std::string name = long_name;
+        dd::asset_update upd{.name = name};
         auto deferred = dd::async_update_asset(client, id, upd, asio::deferred);
         std::fill(id.begin(), id.end(), 'X');
-        std::fill(upd.name->begin(), upd.name->end(), 'X');
+        std::fill(name.begin(), name.end(), 'X');
         return deferred;
-    }();  // id and upd are freed here
+    }();  // id, name and upd are freed here
     std::optional<dd::error_code> got;
     std::move(op)([&](dd::error_code ec, dd::asset) { got = ec; });
     dd_test::run(ioc);

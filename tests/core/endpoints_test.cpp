@@ -10,6 +10,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// Request models refer to the caller's ids (std::span): named arrays.
+const std::string ids_a1_a2[] = {"a1", "a2"};
+const std::string ids_a1_a3[] = {"a1", "a3"};
+const std::string ids_a1[] = {"a1"};
+
 class endpoints_test : public client_test
 {
 protected:
@@ -211,7 +216,7 @@ TEST_F(endpoints_test, create_digital_product_with_preorder)
         return dd::async_create_digital_product(
             client,
             {.store_product_id = 9007199254740993LL,
-             .asset_ids = {"a1", "a2"},
+             .asset_ids = ids_a1_a2,
              .upsert_always = true,
              .custom_message = "Thanks",
              .preorder_enabled = true,
@@ -233,14 +238,14 @@ TEST_F(endpoints_test, update_digital_product_replaces_asset_list)
     fake->expect(dd::http_method::patch, target("/digital_products/dp1"))
         .respond(200, R"({"digital_product":)" + digital_product_json() + "}");
     auto [ec, p] = run([&](auto t) {
-        return dd::async_update_digital_product(client, "dp1", {.asset_ids = std::vector<std::string>{"a1", "a3"}}, t);
+        return dd::async_update_digital_product(client, "dp1", {.asset_ids = ids_a1_a3}, t);
     });
     EXPECT_FALSE(ec);
     EXPECT_EQ(last_request().body, R"({"digital_product":{"asset_ids":["a1","a3"]}})");
     // An explicitly empty list is sent (it unlinks everything); omitted is not.
     fake->expect(dd::http_method::patch, target("/digital_products/dp1"))
         .respond(200, R"({"digital_product":)" + digital_product_json() + "}");
-    run([&](auto t) { return dd::async_update_digital_product(client, "dp1", {.asset_ids = std::vector<std::string>{}}, t); });
+    run([&](auto t) { return dd::async_update_digital_product(client, "dp1", {.asset_ids = dd::id_list{}}, t); });
     EXPECT_EQ(last_request().body, R"({"digital_product":{"asset_ids":[]}})");
 }
 
@@ -359,7 +364,7 @@ TEST_F(endpoints_test, attach_assets)
     fake->expect(dd::http_method::post, target("/orders/o1/attach_assets"))
         .respond(200, R"({"order":)" + order_json() +
                           R"(,"attached_assets":[{"id":"a1","type":"internal","name":null,"filename":"f.pdf","content_type":"application/pdf","byte_size":10}]})");
-    auto [ec, r] = run([&](auto t) { return dd::async_attach_assets(client, "o1", {.asset_ids = {"a1", "a2"}}, t); });
+    auto [ec, r] = run([&](auto t) { return dd::async_attach_assets(client, "o1", {.asset_ids = ids_a1_a2}, t); });
     EXPECT_FALSE(ec);
     EXPECT_EQ(last_request().body, R"({"asset_ids":["a1","a2"]})");
     ASSERT_EQ(r.attached_assets.size(), 1u);
@@ -371,13 +376,13 @@ TEST_F(endpoints_test, detach_assets_tolerates_any_documented_shape)
 {
     fake->expect(dd::http_method::delete_, target("/orders/o1/detach_assets"))
         .respond(200, R"({"order":)" + order_json() + R"(,"attached_assets":[]})");
-    auto [ec, r] = run([&](auto t) { return dd::async_detach_assets(client, "o1", {.asset_ids = {"a1"}}, t); });
+    auto [ec, r] = run([&](auto t) { return dd::async_detach_assets(client, "o1", {.asset_ids = ids_a1}, t); });
     EXPECT_FALSE(ec);
     EXPECT_EQ(last_request().body, R"({"asset_ids":["a1"]})");
     EXPECT_EQ(last_request().headers.find("Content-Type").value_or(""), "application/json");
     EXPECT_TRUE(r.order && r.attached_assets);
     fake->expect(dd::http_method::delete_, target("/orders/o1/detach_assets")).respond(204);
-    auto [ec2, r2] = run([&](auto t) { return dd::async_detach_assets(client, "o1", {.asset_ids = {"a1"}}, t); });
+    auto [ec2, r2] = run([&](auto t) { return dd::async_detach_assets(client, "o1", {.asset_ids = ids_a1}, t); });
     EXPECT_FALSE(ec2);
     EXPECT_FALSE(r2.order);
 }

@@ -19,6 +19,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// Request models refer to the caller's ids (std::span): named arrays.
+const std::string ids_a1[] = {"a1"};
+const std::string ids_a1_blank[] = {"a1", ""};
+const std::string ids_a[] = {"a"};
+
 class errors_test : public client_test
 {
 };
@@ -299,11 +304,11 @@ TEST_F(errors_test, streaming_decoder_edge_cases)
 
     // A nullable whole-object result (detach) accepts an empty body and nulls.
     fake->expect_any().respond(200, "");
-    auto [ec4, det] = run([&](auto t) { return dd::async_detach_assets(client, "o1", {.asset_ids = {"a1"}}, diag, t); });
+    auto [ec4, det] = run([&](auto t) { return dd::async_detach_assets(client, "o1", {.asset_ids = ids_a1}, diag, t); });
     EXPECT_FALSE(ec4) << diag.client_message;
     EXPECT_FALSE(det.order);
     fake->expect_any().respond(200, R"({"order":null,"attached_assets":[]})");
-    auto [ec5, det2] = run([&](auto t) { return dd::async_detach_assets(client, "o1", {.asset_ids = {"a1"}}, diag, t); });
+    auto [ec5, det2] = run([&](auto t) { return dd::async_detach_assets(client, "o1", {.asset_ids = ids_a1}, diag, t); });
     EXPECT_FALSE(ec5) << diag.client_message;
     EXPECT_FALSE(det2.order);
     ASSERT_TRUE(det2.attached_assets);
@@ -406,7 +411,7 @@ TEST_F(errors_test, forbidden_input_sends_nothing)
          dd::client_errc::invalid_argument},
         {"empty attach", ec_of([&](auto t) { return dd::async_attach_assets(client, "o1", {}, diag, t); }), dd::client_errc::empty_asset_ids},
         {"empty detach", ec_of([&](auto t) { return dd::async_detach_assets(client, "o1", {}, diag, t); }), dd::client_errc::empty_asset_ids},
-        {"blank asset id", ec_of([&](auto t) { return dd::async_attach_assets(client, "o1", {.asset_ids = {"a1", ""}}, diag, t); }),
+        {"blank asset id", ec_of([&](auto t) { return dd::async_attach_assets(client, "o1", {.asset_ids = ids_a1_blank}, diag, t); }),
          dd::client_errc::invalid_argument},
         {"byte_size 0", ec_of([&](auto t) {
              return dd::async_create_asset(client, {.type = dd::asset_type::internal, .filename = "f", .byte_size = 0}, diag, t);
@@ -428,14 +433,14 @@ TEST_F(errors_test, forbidden_input_sends_nothing)
          dd::client_errc::invalid_byte_size},
         {"preorder without date", ec_of([&](auto t) {
              return dd::async_create_digital_product(
-                 client, {.store_product_id = 1, .asset_ids = {"a"}, .custom_message = "m", .preorder_enabled = true}, diag, t
+                 client, {.store_product_id = 1, .asset_ids = ids_a, .custom_message = "m", .preorder_enabled = true}, diag, t
              );
          }),
          dd::client_errc::missing_required_field},
         {"preorder without message", ec_of([&](auto t) {
              return dd::async_create_digital_product(
                  client,
-                 {.store_product_id = 1, .asset_ids = {"a"}, .preorder_enabled = true, .preorder_launch_date = dd::timestamp{}},
+                 {.store_product_id = 1, .asset_ids = ids_a, .preorder_enabled = true, .preorder_launch_date = dd::timestamp{}},
                  diag,
                  t
              );
@@ -445,14 +450,14 @@ TEST_F(errors_test, forbidden_input_sends_nothing)
         {"dot id", ec_of([&](auto t) { return dd::async_get_order(client, ".", diag, t); }), dd::client_errc::invalid_path_parameter},
         {"dotdot id", ec_of([&](auto t) { return dd::async_get_asset(client, "..", diag, t); }), dd::client_errc::invalid_path_parameter},
         {"bad extra header", ec_of([&](auto t) {
-             dd::request_options o;
-             o.extra_headers.add("X-Evil", "a\r\nX-Auth-Token: stolen");
+             static const dd::http_headers::field evil[] = {{"X-Evil", "a\r\nX-Auth-Token: stolen"}};
+             const dd::request_options o{.extra_headers = evil};
              return dd::async_get_order(client, "o1", o, diag, t);
          }),
          dd::client_errc::invalid_argument},
         {"auth header override", ec_of([&](auto t) {
-             dd::request_options o;
-             o.extra_headers.add("x-auth-token", "other");
+             static const dd::http_headers::field other[] = {{"x-auth-token", "other"}};
+             const dd::request_options o{.extra_headers = other};
              return dd::async_get_order(client, "o1", o, diag, t);
          }),
          dd::client_errc::invalid_argument},

@@ -267,9 +267,10 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
 
     // POST /digital_products (product level and variant level).
     auto [ec, dp] = e.run([&](auto t) {
+        const std::string ids_1[] = {lic.id};
         return dd::async_create_digital_product(
             e.client,
-            {.store_product_id = product, .asset_ids = {lic.id}, .custom_message = "Thanks for buying"},
+            {.store_product_id = product, .asset_ids = ids_1, .custom_message = "Thanks for buying"},
             diag,
             t
         );
@@ -295,9 +296,10 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
     EXPECT_TRUE(near_now(dp.created_at));
 
     auto [ec2, variant] = e.run([&](auto t) {
+        const std::string ids_2[] = {ext.id};
         return dd::async_create_digital_product(
             e.client,
-            {.store_product_id = product, .store_variant_id = 42, .asset_ids = {ext.id}, .upsert_always = true},
+            {.store_product_id = product, .store_variant_id = 42, .asset_ids = ids_2, .upsert_always = true},
             diag,
             t
         );
@@ -318,10 +320,11 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
     // PATCH /digital_products/{id}: asset_ids replaces the list; preorder fields.
     const auto launch = std::chrono::floor<std::chrono::milliseconds>(now_ts() + 3h);
     auto [ec4, upd] = e.run([&](auto t) {
+        const std::string ids_101[] = {ext.id, lic.id};
         return dd::async_update_digital_product(
             e.client,
             dp.id,
-            {.asset_ids = std::vector<std::string>{ext.id, lic.id},
+            {.asset_ids = ids_101,
              .custom_message = "Coming soon",
              .preorder_enabled = true,
              .preorder_launch_date = launch,
@@ -343,7 +346,8 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
     EXPECT_EQ(upd.preorder_description, "Wait a little");
     EXPECT_GE(upd.updated_at, dp.updated_at);
     auto [ec4b, back] = e.run([&](auto t) {
-        return dd::async_update_digital_product(e.client, dp.id, {.asset_ids = std::vector<std::string>{lic.id}, .preorder_enabled = false}, diag, t);
+        const std::string ids_102[] = {lic.id};
+        return dd::async_update_digital_product(e.client, dp.id, {.asset_ids = ids_102, .preorder_enabled = false}, diag, t);
     });
     ASSERT_FALSE(ec4b) << diag.to_string();
     ASSERT_EQ(back.assets.size(), 1u);
@@ -454,7 +458,8 @@ TEST_F(ClientSandbox, order_endpoints_return_their_fields)
     // POST /orders/{id}/attach_assets; duplicates are ignored.
     const dd::asset ext = make_external("https://cdn.example.com/extra/bonus.zip", "Bonus");
     const dd::asset lic = make_licence("Extra key");
-    auto [ec5, att] = e.run([&](auto t) { return dd::async_attach_assets(e.client, order_id, {.asset_ids = {ext.id, lic.id}}, diag, t); });
+    auto [ec5, att] = e.run([&](auto t) { const std::string ids_3[] = {ext.id, lic.id};
+        return dd::async_attach_assets(e.client, order_id, {.asset_ids = ids_3}, diag, t); });
     ASSERT_FALSE(ec5) << ec5.message() << " " << diag.to_string();
     EXPECT_EQ(att.order.id, order_id);
     ASSERT_EQ(att.attached_assets.size(), 2u);
@@ -469,7 +474,8 @@ TEST_F(ClientSandbox, order_endpoints_return_their_fields)
     EXPECT_EQ(by_id[ext.id].byte_size, 0);
     EXPECT_EQ(by_id[lic.id].type, dd::asset_type::licence);
     EXPECT_EQ(by_id[lic.id].content_type, "licence/key");
-    auto [ec6, att2] = e.run([&](auto t) { return dd::async_attach_assets(e.client, order_id, {.asset_ids = {ext.id}}, diag, t); });
+    auto [ec6, att2] = e.run([&](auto t) { const std::string ids_4[] = {ext.id};
+        return dd::async_attach_assets(e.client, order_id, {.asset_ids = ids_4}, diag, t); });
     ASSERT_FALSE(ec6) << diag.to_string();
     EXPECT_EQ(att2.attached_assets.size(), 2u);
 
@@ -508,7 +514,8 @@ TEST_F(ClientSandbox, order_endpoints_return_their_fields)
     }
 
     // DELETE /orders/{id}/detach_assets: the remaining attachments.
-    auto [ec8, det] = e.run([&](auto t) { return dd::async_detach_assets(e.client, order_id, {.asset_ids = {ext.id}}, diag, t); });
+    auto [ec8, det] = e.run([&](auto t) { const std::string ids_5[] = {ext.id};
+        return dd::async_detach_assets(e.client, order_id, {.asset_ids = ids_5}, diag, t); });
     ASSERT_FALSE(ec8) << ec8.message() << " " << diag.to_string();
     ASSERT_TRUE(det.order.has_value());
     EXPECT_EQ(det.order->id, order_id);
@@ -579,11 +586,13 @@ TEST_F(ClientSandbox, missing_resources_are_typed_not_found)
         check(ec, dd::api_errc::order_not_found, "Order not found", "POST", "/orders/" + missing_id + "/notify");
     }
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::async_attach_assets(e.client, missing_id, {.asset_ids = {missing_id}}, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { const std::string ids_6[] = {missing_id};
+        return dd::async_attach_assets(e.client, missing_id, {.asset_ids = ids_6}, diag, t); });
         check(ec, dd::api_errc::order_not_found, "Order not found", "POST", "/orders/" + missing_id + "/attach_assets");
     }
     {
-        auto [ec, r] = e.run([&](auto t) { return dd::async_detach_assets(e.client, missing_id, {.asset_ids = {missing_id}}, diag, t); });
+        auto [ec, r] = e.run([&](auto t) { const std::string ids_7[] = {missing_id};
+        return dd::async_detach_assets(e.client, missing_id, {.asset_ids = ids_7}, diag, t); });
         check(ec, dd::api_errc::order_not_found, "Order not found", "DELETE", "/orders/" + missing_id + "/detach_assets");
     }
     {
@@ -662,10 +671,11 @@ TEST_F(ClientSandbox, preorder_launch_date_one_hour_ahead_is_too_soon)
     const dd::asset lic = make_licence("Preorder key");
     const auto soon = now_ts() + 1h;
     auto [ec, dp] = e.run([&](auto t) {
+        const std::string ids_8[] = {lic.id};
         return dd::async_create_digital_product(
             e.client,
             {.store_product_id = 930000001,
-             .asset_ids = {lic.id},
+             .asset_ids = ids_8,
              .custom_message = "Soon",
              .preorder_enabled = true,
              .preorder_launch_date = soon},

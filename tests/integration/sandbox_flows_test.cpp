@@ -350,7 +350,8 @@ TEST_F(FlowSandbox, purchase_downloads_watermark_and_refund)
     });
     ASSERT_FALSE(ec) << diag.to_string();
     auto [ec2, dp] = e.run([&](auto t) {
-        return dd::async_create_digital_product(e.client, {.store_product_id = product, .asset_ids = {book.asset.id, lic.asset.id}}, diag, t);
+        const std::string ids_1[] = {book.asset.id, lic.asset.id};
+        return dd::async_create_digital_product(e.client, {.store_product_id = product, .asset_ids = ids_1}, diag, t);
     });
     ASSERT_FALSE(ec2) << diag.to_string();
 
@@ -475,7 +476,8 @@ TEST_F(FlowSandbox, cancel_revokes_access_and_notify_buyers_reaches_buyers)
     });
     ASSERT_FALSE(ec) << diag.to_string();
     auto [ec2, dp] = e.run([&](auto t) {
-        return dd::async_create_digital_product(e.client, {.store_product_id = product, .asset_ids = {ext.asset.id}}, diag, t);
+        const std::string ids_2[] = {ext.asset.id};
+        return dd::async_create_digital_product(e.client, {.store_product_id = product, .asset_ids = ids_2}, diag, t);
     });
     ASSERT_FALSE(ec2) << diag.to_string();
     const std::string a = e.purchase({{"store_product_id", product}, {"email", "a@example.com"}, {"customer_name", "A"}});
@@ -533,7 +535,8 @@ TEST_F(FlowSandbox, storefront_ids_above_2_pow_53_round_trip_exactly)
     auto [ec, lic] = e.run([&](auto t) { return dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = "big id"}, diag, t); });
     ASSERT_FALSE(ec) << diag.to_string();
     auto [ec2, dp] = e.run([&](auto t) {
-        return dd::async_create_digital_product(e.client, {.store_product_id = product, .store_variant_id = product + 2, .asset_ids = {lic.asset.id}}, diag, t);
+        const std::string ids_3[] = {lic.asset.id};
+        return dd::async_create_digital_product(e.client, {.store_product_id = product, .store_variant_id = product + 2, .asset_ids = ids_3}, diag, t);
     });
     ASSERT_FALSE(ec2) << diag.to_string();
     EXPECT_EQ(dp.store_product_id, product);
@@ -564,11 +567,13 @@ TEST_F(FlowSandbox, returning_customer_keeps_the_licence_key_unless_upsert_alway
     });
     ASSERT_FALSE(ec) << diag.to_string();
     auto [ec2, shared] = e.run([&](auto t) {
-        return dd::async_create_digital_product(e.client, {.store_product_id = 880000003, .asset_ids = {lic.asset.id}}, diag, t);
+        const std::string ids_4[] = {lic.asset.id};
+        return dd::async_create_digital_product(e.client, {.store_product_id = 880000003, .asset_ids = ids_4}, diag, t);
     });
     ASSERT_FALSE(ec2) << diag.to_string();
     auto [ec3, unique] = e.run([&](auto t) {
-        return dd::async_create_digital_product(e.client, {.store_product_id = 880000004, .asset_ids = {lic.asset.id}, .upsert_always = true}, diag, t);
+        const std::string ids_5[] = {lic.asset.id};
+        return dd::async_create_digital_product(e.client, {.store_product_id = 880000004, .asset_ids = ids_5, .upsert_always = true}, diag, t);
     });
     ASSERT_FALSE(ec3) << diag.to_string();
     const std::string k1 = key_of(e.purchase({{"store_product_id", 880000003}, {"email", "again@example.com"}}));
@@ -593,10 +598,11 @@ TEST(ClockSandbox, preorder_is_released_at_the_launch_date)
     ASSERT_FALSE(ec) << diag.to_string();
     const auto launch = std::chrono::floor<std::chrono::milliseconds>(now_ts() + 2h + 5min);
     auto [ec2, dp] = e.run([&](auto t) {
+        const std::string ids_6[] = {ext.asset.id};
         return dd::async_create_digital_product(
             e.client,
             {.store_product_id = 890000001,
-             .asset_ids = {ext.asset.id},
+             .asset_ids = ids_6,
              .custom_message = "Out soon",
              .preorder_enabled = true,
              .preorder_launch_date = launch,
@@ -652,7 +658,8 @@ TEST(ClockSandbox, download_limit_and_expiry_make_entries_undownloadable)
     ASSERT_FALSE(ec) << diag.to_string();
     ASSERT_EQ(e.put_upload(*file.upload, body).status, 200u);
     auto [ec2, dp] = e.run([&](auto t) {
-        return dd::async_create_digital_product(e.client, {.store_product_id = 890000002, .asset_ids = {file.asset.id}}, diag, t);
+        const std::string ids_7[] = {file.asset.id};
+        return dd::async_create_digital_product(e.client, {.store_product_id = 890000002, .asset_ids = ids_7}, diag, t);
     });
     ASSERT_FALSE(ec2) << diag.to_string();
     const std::string a = e.purchase({{"store_product_id", 890000002}, {"email", "lim@example.com"}});

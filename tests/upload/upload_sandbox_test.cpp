@@ -129,7 +129,8 @@ protected:
     {
         dd::new_digital_product dp;
         dp.store_product_id = product;
-        dp.asset_ids = {a.id};
+        const std::string ids[] = {a.id};
+        dp.asset_ids = ids;
         auto [ec, created] = run(dd::async_create_digital_product(client, dp, asio::as_tuple(asio::use_awaitable)));
         EXPECT_FALSE(ec) << ec.message();
         auto pr = raw(dd::http_method::post, store.origin + "/sandbox/purchases",

@@ -136,7 +136,7 @@ TEST(uring_file_source, uploads_through_the_beast_transport)
     meta.filename = "uring.bin";
     meta.content_type = "application/octet-stream";
     auto fut = asio::co_spawn(
-        ioc, dd::async_upload_asset(client, src, std::move(meta), std::move(opts), diag, asio::as_tuple(asio::use_awaitable)),
+        ioc, dd::async_upload_asset(client, src, meta, std::move(opts), diag, asio::as_tuple(asio::use_awaitable)),
         asio::use_future
     );
     auto [uec, asset] = dd_test::wait(ioc, fut);

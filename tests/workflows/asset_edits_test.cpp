@@ -46,8 +46,8 @@ TEST_F(asset_edits_test, add_reads_rechecks_and_patches_the_full_list)
     fake->expect(dd::http_method::get, dp).respond(200, product({"a1", "a2"}));
     fake->expect(dd::http_method::get, dp).respond(200, product({"a1", "a2"}));
     fake->expect(dd::http_method::patch, dp).respond(200, product({"a1", "a2", "a3"}, "2024-05-02T00:00:00Z"));
-    dd::request_options ro;
-    ro.extra_headers.add("X-Trace", "t");
+    const dd::http_headers::field trace[] = {{"X-Trace", "t"}};
+    const dd::request_options ro{.extra_headers = trace};
     auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", {"a2", "a3", "a3"}, ro, tok); });
     ASSERT_FALSE(ec) << ec.message();
     EXPECT_EQ(ids_of(p), (std::vector<std::string>{"a1", "a2", "a3"}));

@@ -120,13 +120,37 @@ TEST_F(paginate_test, many_pages_in_a_plain_co_await_loop)
 TEST_F(paginate_test, start_page_and_request_options_are_kept)
 {
     fake->expect(dd::http_method::get, target("/orders?page=2&per_page=2")).respond(200, orders_page(3, 2, 2, 2, 4, 2));
-    dd::request_options opts;
-    opts.extra_headers.add("X-Trace", "t1");
-    auto r = dd::paginate(dd::async_list_orders, client, {.page = 2, .per_page = 2}, opts);
+    // The range keeps its own copy of the options (and of the header fields).
+    auto r = [&] {
+        std::string value = "t1";
+        const dd::http_headers::field trace[] = {{"X-Trace", value}};
+        const dd::request_options opts{.extra_headers = trace};
+        auto range = dd::paginate(dd::async_list_orders, client, {.page = 2, .per_page = 2}, opts);
+        value.assign(value.size(), 'X');
+        return range;
+    }();
     std::vector<std::string> ids;
     EXPECT_FALSE(drain(r, ids));
     EXPECT_EQ(ids.size(), 2u);
     EXPECT_EQ(last_request().headers.find("X-Trace").value_or(""), "t1");
+    EXPECT_TRUE(fake->done()) << ::testing::PrintToString(fake->mismatches());
+}
+
+TEST_F(paginate_test, the_query_is_copied_when_the_range_is_made)
+{
+    // The query refers to the caller's strings; the range must not.
+    fake->expect(dd::http_method::get, target("/orders?q=ada%40example.com&page=1&per_page=2")).respond(200, orders_page(1, 2, 1, 2, 3, 2));
+    fake->expect(dd::http_method::get, target("/orders?q=ada%40example.com&page=2&per_page=2")).respond(200, orders_page(3, 1, 2, 2, 3, 2));
+    auto r = [&] {
+        std::string who(16, ' ');
+        who = "ada@example.com";
+        auto range = dd::paginate(dd::async_list_orders, client, {.q = who, .per_page = 2});
+        who.assign(who.size(), 'X');
+        return range;
+    }();
+    std::vector<std::string> ids;
+    EXPECT_FALSE(drain(r, ids));
+    EXPECT_EQ(ids.size(), 3u);
     EXPECT_TRUE(fake->done()) << ::testing::PrintToString(fake->mismatches());
 }
 

@@ -31,8 +31,8 @@ TEST_F(raw_request_test, get_happy_path)
 TEST_F(raw_request_test, post_with_query_body_options_and_diagnostics)
 {
     fake->expect(dd::http_method::post, target("/orders/o1/notify?email=a%40b.c&x=1%202")).respond(200, R"({"notified":true})");
-    dd::request_options opts;
-    opts.extra_headers.add("X-Trace", "abc");
+    const dd::http_headers::field trace[] = {{"X-Trace", "abc"}};
+    const dd::request_options opts{.extra_headers = trace};
     auto [ec, v] = run([&](auto tok) {
         const dd::raw_query query{{"email", "a@b.c"}, {"x", "1 2"}};
         return dd::async_raw_request(

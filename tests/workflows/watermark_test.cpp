@@ -109,8 +109,8 @@ TEST_F(watermark_test, a_failing_poll_fills_the_callers_diagnostics)
 TEST_F(watermark_test, polls_are_background_priority_with_the_callers_headers)
 {
     fake->expect(dd::http_method::get, path).respond(200, downloads("ready"));
-    dd::request_options opts;
-    opts.extra_headers.add("X-Trace", "w");
+    const dd::http_headers::field trace[] = {{"X-Trace", "w"}};
+    const dd::request_options opts{.extra_headers = trace};
     auto [ec, d] = run([&](auto tok) { return dd::async_wait_for_downloads(client, "o1", fast, opts, tok); });
     EXPECT_FALSE(ec);
     EXPECT_EQ(last_request().headers.find("X-Trace").value_or(""), "w");

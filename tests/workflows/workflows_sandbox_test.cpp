@@ -104,8 +104,8 @@ TEST_F(workflows_sandbox, purchase_then_wait_for_the_watermark)
         const std::int64_t product_id = 7500000001111;
         // (Initializer lists are built outside co_await expressions: GCC 12
         // rejects their backing arrays in a coroutine frame.)
-        dd::new_digital_product ndp{.store_product_id = product_id};
-        ndp.asset_ids.push_back(created.id);
+        const std::string ndp_ids[] = {created.id};
+        dd::new_digital_product ndp{.store_product_id = product_id, .asset_ids = ndp_ids};
         auto dp = co_await dd::async_create_digital_product(client, ndp);
         dd::client control(transport, dd::client_params{.base_url = store->origin, .api_key = store->api_key});
         boost::json::object purchase;

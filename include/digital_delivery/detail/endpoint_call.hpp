@@ -215,6 +215,12 @@ void validate_query(const typename D::query& q, error_code& ec, std::string& why
     validate_payload(q, ec, why);
 }
 
+template <class D>
+constexpr endpoint_info endpoint_info_of()
+{
+    return endpoint_info{D::method, D::path, cost_of<D>, idempotent_of<D>()};
+}
+
 template <class D, class Payload>
 void prepare_endpoint(
     const client_impl& impl,
@@ -224,7 +230,7 @@ void prepare_endpoint(
     prepared_request& out
 )
 {
-    constexpr endpoint_info info{D::method, D::path, cost_of<D>, idempotent_of<D>()};
+    constexpr endpoint_info info = endpoint_info_of<D>();
     error_code vec;
     std::string why;
     std::string body;

@@ -9,6 +9,7 @@
 // and the traits the decoder shares (decoding: detail/json_decode.hpp).
 // Encoding writes only the optional members that are set (PATCH semantics).
 
+#include <digital_delivery/id_list.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/open_enum.hpp>
@@ -27,6 +28,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -65,7 +67,7 @@ concept json_integer = std::integral<T> && !std::same_as<T, bool> && !std::same_
 
 // ---- encoding (request bodies) ----------------------------------------------
 
-inline void encode_value(boost::json::value& out, const std::string& s) { out = boost::json::string(s); }
+inline void encode_value(boost::json::value& out, std::string_view s) { out = boost::json::string(s); }
 inline void encode_value(boost::json::value& out, bool b) { out = b; }
 template <json_integer I>
 void encode_value(boost::json::value& out, I i)
@@ -88,12 +90,18 @@ void encode_value(boost::json::value& out, const open_enum<E>& e)
     out = boost::json::string(e.str());
 }
 template <class T>
-void encode_value(boost::json::value& out, const std::vector<T>& v);
+void encode_value(boost::json::value& out, std::span<const T> v);
+template <class T>
+void encode_value(boost::json::value& out, const std::vector<T>& v)
+{
+    encode_value(out, std::span<const T>(v));
+}
+inline void encode_value(boost::json::value& out, const id_list& ids);
 template <described_struct T>
 void encode_value(boost::json::value& out, const T& t);
 
 template <class T>
-void encode_value(boost::json::value& out, const std::vector<T>& v)
+void encode_value(boost::json::value& out, std::span<const T> v)
 {
     auto& a = out.emplace_array();
     a.reserve(v.size());
@@ -103,6 +111,11 @@ void encode_value(boost::json::value& out, const std::vector<T>& v)
         encode_value(x, e);
         a.push_back(std::move(x));
     }
+}
+
+inline void encode_value(boost::json::value& out, const id_list& ids)
+{
+    encode_value(out, ids.span());
 }
 
 template <described_struct T>
@@ -131,7 +144,7 @@ void encode_value(boost::json::value& out, const T& t)
 /// Query parameters in declaration order: name and unencoded value.
 using query_params = std::vector<std::pair<std::string_view, std::string>>;
 
-inline std::string to_query_value(const std::string& s) { return s; }
+inline std::string to_query_value(std::string_view s) { return std::string(s); }
 inline std::string to_query_value(bool b) { return b ? "true" : "false"; }
 template <json_integer I>
 std::string to_query_value(I i)

@@ -21,6 +21,7 @@
 
 #include <boost/asio/async_result.hpp>
 
+#include <array>
 #include <cstddef>
 #include <string_view>
 #include <tuple>
@@ -59,12 +60,17 @@ template <class OpOptions, class... Rest>
 struct trailing
 {
     static constexpr std::size_t n = sizeof...(Rest);
-    static constexpr trailing_kind kinds[] = {trailing_kind_of<OpOptions, Rest>..., trailing_kind::token};
+
+    static consteval std::array<trailing_kind, n + 1> kinds_of()
+    {
+        return {trailing_kind_of<OpOptions, Rest>..., trailing_kind::token};
+    }
 
     /// Right order, none repeated, at most one token.
     template <class... Own>
     static consteval bool valid()
     {
+        constexpr auto kinds = kinds_of();
         for (std::size_t i = 1; i < n; ++i)
             if (static_cast<int>(kinds[i]) <= static_cast<int>(kinds[i - 1]))
                 return false;
@@ -73,6 +79,7 @@ struct trailing
 
     static consteval std::size_t index(trailing_kind k)
     {
+        constexpr auto kinds = kinds_of();
         for (std::size_t i = 0; i < n; ++i)
             if (kinds[i] == k)
                 return i;

@@ -64,7 +64,7 @@ struct asset_edit_op
     std::vector<std::string> ids;
     asset_edit_kind kind;
     asset_edit_options opts;
-    request_options request;
+    stored_request_options request;
     diagnostics* diag;
     enum class step
     {
@@ -85,7 +85,7 @@ struct asset_edit_op
     {
         prepared_request p;
         const std::array<std::string_view, 1> path_ids{id};
-        prepare_endpoint<endpoints::get_digital_product, int>(*impl, path_ids, nullptr, &request, p);
+        prepare_endpoint<endpoints::get_digital_product, int>(*impl, path_ids, nullptr, &request.get(), p);
         // Copy what the call needs before `self` (which owns this op) is moved.
         auto i = impl;
         auto* d = diag;
@@ -180,7 +180,7 @@ struct asset_edit_op
         body.asset_ids = target;
         prepared_request p;
         const std::array<std::string_view, 1> path_ids{id};
-        prepare_endpoint<endpoints::update_digital_product>(*impl, path_ids, &body, &request, p);
+        prepare_endpoint<endpoints::update_digital_product>(*impl, path_ids, &body, &request.get(), p);
         auto i = impl;
         auto* d = diag;
         launch<endpoints::update_digital_product>(std::move(i), std::move(p), d, product_handler(std::move(self)));
@@ -195,7 +195,7 @@ DIGITAL_DELIVERY_DECL void detail::async_edit_assets(
     std::vector<std::string> ids,
     asset_edit_kind kind,
     asset_edit_options opts,
-    request_options request,
+    stored_request_options request,
     diagnostics* diag,
     asset_edit_handler h
 )

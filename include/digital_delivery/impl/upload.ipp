@@ -253,7 +253,7 @@ public:
         std::shared_ptr<body_source> src,
         upload_request req,
         upload_options opts,
-        request_options request,
+        stored_request_options request,
         diagnostics* diag,
         upload_handler handler
     )
@@ -340,9 +340,9 @@ private:
         else if (auto* m = dynamic_cast<memory_source*>(src_.get()); m && !m->executor())
             m->set_executor(impl_->get_executor());
         tracked_ = std::make_shared<tracked_source>(src_, weak_from_this());
-        if (request_.deadline)
+        if (request_.get().deadline)
         {
-            deadline_timer_.expires_at(*request_.deadline);
+            deadline_timer_.expires_at(*request_.get().deadline);
             deadline_timer_.async_wait([self = shared_from_this()](error_code ec) {
                 if (!ec)
                     self->abort(client_errc::deadline_exceeded);
@@ -511,7 +511,7 @@ private:
     void call_api(std::span<const std::string_view> ids, const Payload* payload, diagnostics* diag, F f)
     {
         prepared_request p;
-        prepare_endpoint<D>(*impl_, ids, payload, &request_, p);
+        prepare_endpoint<D>(*impl_, ids, payload, &request_.get(), p);
         child_in_flight_ = true;
         auto* raw = impl_.get();
         raw->async_execute(
@@ -644,7 +644,7 @@ private:
     std::shared_ptr<body_source> src_;
     upload_request req_;
     upload_options opts_;
-    request_options request_;  // for the API requests; its deadline bounds the operation
+    stored_request_options request_;  // for the API requests; its deadline bounds the operation
     diagnostics* diag_;
     upload_handler handler_;
     detail::timer deadline_timer_;
@@ -706,7 +706,7 @@ DIGITAL_DELIVERY_DECL void detail::start_upload(
     std::shared_ptr<body_source> src,
     upload_request req,
     upload_options opts,
-    request_options request,
+    stored_request_options request,
     diagnostics* diag,
     upload_handler handler
 )

@@ -27,7 +27,7 @@ inline error_code check_byte_size(std::int64_t n, std::string& why)
     return {};
 }
 
-inline error_code check_ids(const std::vector<std::string>& ids, std::string_view field, std::string& why)
+inline error_code check_ids(id_list ids, std::string_view field, std::string& why)
 {
     for (std::size_t i = 0; i < ids.size(); ++i)
         if (is_blank(ids[i]))

@@ -77,7 +77,7 @@ class watermark_poll : public std::enable_shared_from_this<watermark_poll>
 public:
     using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
 
-    watermark_poll(std::shared_ptr<client_impl> impl, std::string order_id, const watermark_wait_options& o, const request_options& r)
+    watermark_poll(std::shared_ptr<client_impl> impl, std::string order_id, const watermark_wait_options& o, const stored_request_options& r)
         : impl_(std::move(impl)),
           order_id_(std::move(order_id)),
           opts_(o),
@@ -85,8 +85,8 @@ public:
           strand_(boost::asio::make_strand(impl_->get_executor())),
           sleep_timer_(strand_)
     {
-        request_.prio = priority::background;
-        request_.deadline.reset();  // each waiter has its own deadline
+        request_.set_priority(priority::background);
+        request_.clear_deadline();  // each waiter has its own deadline
         if (opts_.initial_interval < std::chrono::milliseconds(1))
             opts_.initial_interval = std::chrono::milliseconds(1);
     }
@@ -104,7 +104,7 @@ public:
         const std::shared_ptr<client_impl>& impl,
         const std::string& order_id,
         const watermark_wait_options& o,
-        const request_options& r
+        const stored_request_options& r
     )
     {
         auto& reg = get_watermark_registry();
@@ -154,7 +154,7 @@ private:
         polling_ = true;
         prepared_request p;
         const std::array<std::string_view, 1> ids{order_id_};
-        prepare_endpoint<endpoints::get_order_downloads, int>(*impl_, ids, nullptr, &request_, p);
+        prepare_endpoint<endpoints::get_order_downloads, int>(*impl_, ids, nullptr, &request_.get(), p);
         auto self = shared_from_this();
         launch<endpoints::get_order_downloads>(
             impl_,
@@ -227,7 +227,7 @@ private:
     std::shared_ptr<client_impl> impl_;
     std::string order_id_;
     watermark_wait_options opts_;
-    request_options request_;
+    stored_request_options request_;
     strand_type strand_;
     detail::timer sleep_timer_;
     boost::asio::cancellation_signal poll_cancel_;
@@ -316,12 +316,12 @@ DIGITAL_DELIVERY_DECL void detail::async_wait_for_downloads_impl(
     std::shared_ptr<client_impl> impl,
     std::string order_id,
     watermark_wait_options opts,
-    request_options ropts,
+    stored_request_options ropts,
     diagnostics* diag,
     downloads_handler h
 )
 {
-    const std::optional<std::chrono::steady_clock::time_point> deadline = ropts.deadline;
+    const std::optional<std::chrono::steady_clock::time_point> deadline = ropts.get().deadline;
     auto loop = watermark_poll::get_or_create(impl, order_id, opts, ropts);
     auto ex = impl->get_executor();
     boost::asio::async_compose<downloads_handler, void(error_code, order_downloads)>(
