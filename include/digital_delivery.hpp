@@ -29,7 +29,6 @@
 #include <digital_delivery/paginate.hpp>
 #include <digital_delivery/pagination.hpp>
 #include <digital_delivery/rate_limit.hpp>
-#include <digital_delivery/rate_limiter.hpp>
 #include <digital_delivery/raw_request.hpp>
 #include <digital_delivery/request_options.hpp>
 #include <digital_delivery/retry.hpp>

@@ -6,10 +6,10 @@
 // path, uncontended and with 1000 waiters. Virtual clock: only our own code
 // is measured, never the refill time.
 
-#include <digital_delivery/detail/retry_policy.hpp>
-#include <digital_delivery/detail/scheduler_core.hpp>
-#include <digital_delivery/rate_limiter.hpp>
-#include <digital_delivery/retry.hpp>
+#include <digital_delivery/impl/internal/retry_policy.hpp>
+#include <digital_delivery/impl/internal/scheduler_core.hpp>
+#include <digital_delivery/impl/internal/rate_limiter.hpp>
+#include <digital_delivery/impl/internal/retry_state.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -20,6 +20,7 @@
 #include <vector>
 
 using namespace digital_delivery;
+using namespace digital_delivery::detail;  // the machinery under test is internal
 using namespace std::chrono_literals;
 using clk = std::chrono::steady_clock;
 

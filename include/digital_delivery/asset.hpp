@@ -9,6 +9,8 @@
 /// Assets: deliverable files and licence keys, their upload handle, and the
 /// bodies and queries of the asset endpoints.
 
+#include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/error.hpp>
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/open_enum.hpp>
 #include <digital_delivery/pagination.hpp>
@@ -177,6 +179,19 @@ struct asset_with_upload
 };
 BOOST_DESCRIBE_STRUCT(asset_with_upload, (), (asset, upload))
 
+
+// ---- validation: input the API forbids, refused before anything is sent --------
+// (found by the request functions through ADL; the reason goes to diagnostics)
+
+DIGITAL_DELIVERY_DECL error_code validate(const new_asset& v, std::string& why);
+DIGITAL_DELIVERY_DECL error_code validate(const asset_update& v, std::string& why);
+DIGITAL_DELIVERY_DECL error_code validate(const asset_replacement& v, std::string& why);
+DIGITAL_DELIVERY_DECL error_code validate(const asset_query& v, std::string& why);
+
 }  // namespace digital_delivery
+
+#ifdef DIGITAL_DELIVERY_HEADER_ONLY
+#include <digital_delivery/impl/asset.ipp>
+#endif
 
 #endif

@@ -14,8 +14,9 @@
 /// list.
 ///
 /// \code
-/// dd::digital_product p = co_await dd::async_add_assets(client, product_id, {asset_id});
-/// auto [ec, q] = co_await dd::async_remove_assets(client, product_id, {old_id}, {}, asio::as_tuple(asio::deferred));
+/// const std::vector<std::string> added{asset_id}, removed{old_id};
+/// dd::digital_product p = co_await dd::async_add_assets(client, product_id, added);
+/// auto [ec, q] = co_await dd::async_remove_assets(client, product_id, removed, asio::as_tuple(asio::deferred));
 /// if (ec == dd::workflow_errc::concurrent_modification) { /* someone else edited it: re-read and decide */ }
 /// \endcode
 ///

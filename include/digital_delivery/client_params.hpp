@@ -5,7 +5,7 @@
 #ifndef DIGITAL_DELIVERY_CLIENT_PARAMS_HPP
 #define DIGITAL_DELIVERY_CLIENT_PARAMS_HPP
 
-#include <digital_delivery/rate_limiter.hpp>
+#include <digital_delivery/rate_limit.hpp>
 #include <digital_delivery/retry.hpp>
 
 #include <chrono>

@@ -8,6 +8,8 @@
 /// \file
 /// Digital products: assets linked to a storefront product or variant.
 
+#include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/error.hpp>
 #include <digital_delivery/id_list.hpp>
 #include <digital_delivery/asset.hpp>
 #include <digital_delivery/pagination.hpp>
@@ -129,6 +131,17 @@ struct notify_buyers_result
 };
 BOOST_DESCRIBE_STRUCT(notify_buyers_result, (), (digital_product_id, notified_count))
 
+
+// ---- validation: input the API forbids, refused before anything is sent --------
+// (found by the request functions through ADL; the reason goes to diagnostics)
+
+DIGITAL_DELIVERY_DECL error_code validate(const new_digital_product& v, std::string& why);
+DIGITAL_DELIVERY_DECL error_code validate(const digital_product_update& v, std::string& why);
+
 }  // namespace digital_delivery
+
+#ifdef DIGITAL_DELIVERY_HEADER_ONLY
+#include <digital_delivery/impl/digital_product.ipp>
+#endif
 
 #endif

@@ -9,6 +9,8 @@
 /// Orders (read from the storefront), their filters, and the bodies of the
 /// order actions (attach, detach, notify).
 
+#include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/error.hpp>
 #include <digital_delivery/id_list.hpp>
 #include <digital_delivery/asset.hpp>
 #include <digital_delivery/open_enum.hpp>
@@ -148,6 +150,17 @@ struct notify_result
 };
 BOOST_DESCRIBE_STRUCT(notify_result, (), (order, notified, notified_at))
 
+
+// ---- validation: input the API forbids, refused before anything is sent --------
+// (found by the request functions through ADL; the reason goes to diagnostics)
+
+DIGITAL_DELIVERY_DECL error_code validate(const asset_ids_request& v, std::string& why);
+DIGITAL_DELIVERY_DECL error_code validate(const notify_request& v, std::string& why);
+
 }  // namespace digital_delivery
+
+#ifdef DIGITAL_DELIVERY_HEADER_ONLY
+#include <digital_delivery/impl/order.ipp>
+#endif
 
 #endif

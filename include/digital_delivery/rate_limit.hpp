@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstddef>
 #include <optional>
 #include <string_view>
 
@@ -51,6 +52,68 @@ DIGITAL_DELIVERY_DECL std::optional<std::chrono::milliseconds> parse_retry_after
     std::string_view value,
     std::chrono::system_clock::time_point now
 );
+
+/// Priority class of a request waiting for rate-limit points. Within a class
+/// requests proceed first-in first-out; across classes the higher class goes
+/// first, except that every `aging_interval` of waiting lifts a request by one
+/// class (so background work is delayed, never starved).
+enum class priority : std::uint8_t
+{
+    interactive = 0,  ///< A user is waiting.
+    normal = 1,       ///< Ordinary work (request_options::prio's default).
+    background = 2,   ///< Bulk work (synchronisation, exports).
+};
+
+/// Rate-limit configuration (part of client_params). Every default matches
+/// the API's documented limit (40 points per 60 s per store).
+struct rate_limit_params
+{
+    /// Limit on the client side at all. When false, async_acquire completes at
+    /// once (still through a post) and observe_response only records headers.
+    /// Default: true.
+    bool enabled = true;
+
+    /// Bucket size in points (GET costs 1, POST/PATCH/DELETE 2). Default: 40.
+    double capacity = 40;
+
+    /// Time to refill a whole bucket: the refill rate is capacity / window.
+    /// Default: 60 s (one point every 1.5 s).
+    std::chrono::duration<double> window = std::chrono::seconds(60);
+
+    /// Longest pause a 429's Retry-After can impose; longer values are cut to
+    /// this. Default: 60 s.
+    std::chrono::milliseconds max_retry_after{60000};
+
+    /// Aging: a waiting request moves up one priority class per interval of
+    /// waiting (background work is never starved). Default: 10 s.
+    std::chrono::milliseconds aging_interval{10000};
+
+    /// Lower the local estimate from X-RateLimit-Limit/Remaining headers
+    /// (never raises it). Default: true.
+    bool follow_server_headers = true;
+
+    /// After a request is granted from a full bucket, the bucket does not
+    /// refill until a response comes back (or one window passes). The server's
+    /// bucket is full too and refills nothing until that request reaches it;
+    /// counting refill from our own grant would hand out points the server
+    /// never had, and a 429 costs a whole Retry-After pause. Costs at most one
+    /// round trip of refill after an idle period. Default: true.
+    bool hold_refill_until_response = true;
+};
+
+/// Reported to the throttle hook.
+struct throttle_event
+{
+    enum class kind
+    {
+        paused,   ///< A 429 paused the whole scheduler until `until`.
+        resumed,  ///< A pause ended (reported when the scheduler next runs after it).
+    };
+    kind what = kind::paused;
+    std::chrono::steady_clock::time_point until{};  ///< paused: end of the pause; resumed: the time it was noticed.
+    std::chrono::milliseconds retry_after{0};       ///< paused: the Retry-After honoured (after the cap).
+    std::size_t waiting = 0;                        ///< Requests queued at that moment.
+};
 
 }  // namespace digital_delivery
 

@@ -5,8 +5,8 @@
 #ifndef DIGITAL_DELIVERY_REQUEST_OPTIONS_HPP
 #define DIGITAL_DELIVERY_REQUEST_OPTIONS_HPP
 
-#include <digital_delivery/detail/scheduler_core.hpp>
 #include <digital_delivery/http_message.hpp>
+#include <digital_delivery/rate_limit.hpp>
 #include <digital_delivery/retry.hpp>
 
 #include <chrono>

@@ -28,7 +28,9 @@
 #include <digital_delivery/impl/watermark.ipp>
 #include <digital_delivery/impl/timestamp.ipp>
 #include <digital_delivery/impl/diagnostics.ipp>
-#include <digital_delivery/impl/validate.ipp>
+#include <digital_delivery/impl/asset.ipp>
+#include <digital_delivery/impl/digital_product.ipp>
+#include <digital_delivery/impl/order.ipp>
 #include <digital_delivery/impl/client_impl.ipp>
 
 #endif

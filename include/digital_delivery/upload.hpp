@@ -13,9 +13,10 @@
 /// namespace dd = digital_delivery;
 /// dd::error_code ec;
 /// auto src = dd::file_source::open("/data/manual.pdf", ec);
+/// dd::upload_options opts;
+/// opts.on_progress = [](const dd::upload_progress& p) { std::printf("%llu\n", (unsigned long long)p.bytes_sent); };
 /// dd::asset a = co_await dd::async_upload_asset(client, src,
-///     {.filename = "manual.pdf", .content_type = "application/pdf"},
-///     {.on_progress = [](const dd::upload_progress& p) { std::printf("%llu\n", (unsigned long long)p.bytes_sent); }});
+///     {.filename = "manual.pdf", .content_type = "application/pdf"}, opts);
 /// \endcode
 ///
 /// The operation creates the asset (POST /assets), then PUTs the body to the

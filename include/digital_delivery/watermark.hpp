@@ -15,7 +15,7 @@
 ///
 /// \code
 /// dd::order_downloads d = co_await dd::async_wait_for_downloads(client, order_id,
-///     {.deadline = std::chrono::steady_clock::now() + 2min});
+///     dd::request_options{.deadline = std::chrono::steady_clock::now() + 2min});
 /// for (const auto& e : d.downloads) use(e.download_url);
 /// \endcode
 ///

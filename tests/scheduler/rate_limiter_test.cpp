@@ -6,7 +6,7 @@
 // cancellation with refund, deadlines, 429 pauses with every Retry-After
 // form, the shared registry, completion tokens.
 
-#include <digital_delivery/rate_limiter.hpp>
+#include <digital_delivery/impl/internal/rate_limiter.hpp>
 #include <digital_delivery/testing/virtual_clock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -32,6 +32,7 @@
 #include "run.hpp"
 
 using namespace digital_delivery;
+using namespace digital_delivery::detail;  // the machinery under test is internal
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
 using clk = std::chrono::steady_clock;

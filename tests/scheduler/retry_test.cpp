@@ -5,14 +5,15 @@
 // Retry rules per idempotency, backoff bounds with injected jitter, deadline,
 // attempts and the retry budget. Virtual clock throughout.
 
-#include <digital_delivery/detail/retry_policy.hpp>
-#include <digital_delivery/retry.hpp>
+#include <digital_delivery/impl/internal/retry_policy.hpp>
+#include <digital_delivery/impl/internal/retry_state.hpp>
 
 #include <boost/asio/error.hpp>
 
 #include <gtest/gtest.h>
 
 using namespace digital_delivery;
+using namespace digital_delivery::detail;  // the machinery under test is internal
 using namespace std::chrono_literals;
 using clk = std::chrono::steady_clock;
 

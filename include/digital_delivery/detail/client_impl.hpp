@@ -16,7 +16,6 @@
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/rate_limit.hpp>
-#include <digital_delivery/rate_limiter.hpp>
 #include <digital_delivery/retry.hpp>
 #include <digital_delivery/request_options.hpp>
 #include <digital_delivery/transport.hpp>
@@ -64,6 +63,9 @@ struct endpoint_info
     int cost;
     bool idempotent;
 };
+
+class rate_limiter;  // impl/internal/rate_limiter.hpp
+class retry_budget;  // impl/internal/retry_state.hpp
 
 class client_impl
 {

@@ -24,7 +24,6 @@
 #include <digital_delivery/detail/json_mapping.hpp>
 #include <digital_delivery/detail/trailing_args.hpp>
 #include <digital_delivery/detail/transparent_handler.hpp>
-#include <digital_delivery/detail/validate.hpp>
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/request_options.hpp>

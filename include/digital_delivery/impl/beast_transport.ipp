@@ -31,7 +31,7 @@
 //    watch()); it only fires to compare deadlines.
 
 #include <digital_delivery/beast_transport.hpp>
-#include <digital_delivery/detail/beast_url.hpp>
+#include <digital_delivery/impl/internal/beast_url.hpp>
 #include <digital_delivery/error.hpp>
 
 #include <boost/asio/append.hpp>

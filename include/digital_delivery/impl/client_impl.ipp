@@ -8,6 +8,9 @@
 #include <digital_delivery/detail/client_impl.hpp>
 #include <digital_delivery/error_with_diagnostics.hpp>
 #include <digital_delivery/impl/http_message.ipp>
+#include <digital_delivery/impl/internal/rate_limiter.hpp>
+#include <digital_delivery/impl/internal/server_messages.hpp>
+#include <digital_delivery/impl/internal/retry_state.hpp>
 #include <digital_delivery/impl/rate_limit.ipp>
 
 #include <boost/asio/compose.hpp>
@@ -286,28 +289,7 @@ inline void read_json_error(const http_response& r, diagnostics& d)
 
 inline api_errc api_errc_for_message(std::string_view m) noexcept
 {
-    struct row
-    {
-        std::string_view text;
-        api_errc code;
-    };
-    static constexpr std::array<row, 10> known{{
-        {"Invalid API key", api_errc::invalid_api_key},
-        {"Order not found", api_errc::order_not_found},
-        {"Asset not found", api_errc::asset_not_found},
-        {"Digital product not found", api_errc::digital_product_not_found},
-        {"External url can't be blank", api_errc::external_url_blank},
-        {"Preorder launch date must be in the future", api_errc::preorder_launch_date_too_soon},
-        {"asset_ids must be a non-empty array", api_errc::asset_ids_invalid},
-        {"Order has no customer email. Provide an email parameter.", api_errc::order_has_no_email},
-        {"Only internal assets can have their file replaced", api_errc::asset_not_internal},
-        {"This digital product has no orders to notify", api_errc::no_orders_to_notify},
-    }};
-    auto t = trim_ows(m);
-    for (const auto& k : known)
-        if (k.text == t)
-            return k.code;
-    return api_errc{};
+    return api_errc_of_message(trim_ows(m));
 }
 
 }  // namespace detail

@@ -6,6 +6,7 @@
 #define DIGITAL_DELIVERY_IMPL_ERROR_IPP
 
 #include <digital_delivery/error.hpp>
+#include <digital_delivery/impl/internal/server_messages.hpp>
 
 #include <boost/asio/error.hpp>
 
@@ -25,7 +26,7 @@ inline const char* client_errc_message(int ev) noexcept
     case client_errc::invalid_per_page: return "per_page is outside the endpoint's bounds";
     case client_errc::invalid_byte_size: return "byte_size must be positive and at most 2 GB (2147483648 bytes)";
     case client_errc::missing_required_field: return "A required request field is missing";
-    case client_errc::empty_asset_ids: return "asset_ids must be a non-empty array";
+    case client_errc::empty_asset_ids: return server_message_of(api_errc::asset_ids_invalid).data();
     case client_errc::invalid_base_url: return "base_url is not an absolute http(s) URL";
     case client_errc::invalid_url: return "Invalid URL";
     case client_errc::invalid_json: return "The response body is not valid JSON";
@@ -57,20 +58,12 @@ inline const char* client_errc_message(int ev) noexcept
 
 inline const char* api_errc_message(int ev) noexcept
 {
+    if (const auto known = server_message_of(static_cast<api_errc>(ev)); !known.empty())
+        return known.data();
     switch (static_cast<api_errc>(ev))
     {
-    case api_errc::invalid_api_key: return "Invalid API key";
     case api_errc::not_found: return "Not found";
-    case api_errc::order_not_found: return "Order not found";
-    case api_errc::asset_not_found: return "Asset not found";
-    case api_errc::digital_product_not_found: return "Digital product not found";
     case api_errc::validation_failed: return "Validation failed";
-    case api_errc::external_url_blank: return "External url can't be blank";
-    case api_errc::preorder_launch_date_too_soon: return "Preorder launch date must be in the future";
-    case api_errc::asset_ids_invalid: return "asset_ids must be a non-empty array";
-    case api_errc::order_has_no_email: return "Order has no customer email. Provide an email parameter.";
-    case api_errc::asset_not_internal: return "Only internal assets can have their file replaced";
-    case api_errc::no_orders_to_notify: return "This digital product has no orders to notify";
     case api_errc::asset_storage_limit_exceeded: return "The plan's asset storage limit is exceeded";
     case api_errc::asset_count_limit_exceeded: return "The plan's asset count limit is exceeded";
     case api_errc::rate_limited: return "Rate limit exceeded";
@@ -80,6 +73,7 @@ inline const char* api_errc_message(int ev) noexcept
     case api_errc::storage_request_expired: return "Storage refused the request: the presigned URL has expired";
     case api_errc::storage_access_denied: return "Storage refused the request: access denied";
     case api_errc::storage_error: return "Storage error";
+    default: break;  // the known server messages, above
     }
     return "Unknown digital_delivery API error";
 }

@@ -5,7 +5,7 @@
 #ifndef DIGITAL_DELIVERY_IMPL_RATE_LIMITER_IPP
 #define DIGITAL_DELIVERY_IMPL_RATE_LIMITER_IPP
 
-#include <digital_delivery/rate_limiter.hpp>
+#include <digital_delivery/impl/internal/rate_limiter.hpp>
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -229,7 +229,6 @@ inline std::uint64_t fnv1a(std::string_view s, std::uint64_t seed) noexcept
     return h;
 }
 
-}  // namespace detail
 
 DIGITAL_DELIVERY_DECL rate_limiter::rate_limiter(executor_type ex, const rate_limit_params& params, clock_fn now)
     : ex_(ex),
@@ -447,6 +446,7 @@ DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
     return std::make_shared<rate_limiter>(std::move(ex), std::move(st));
 }
 
+}  // namespace detail
 }  // namespace digital_delivery
 
 #endif

@@ -5,12 +5,13 @@
 #ifndef DIGITAL_DELIVERY_IMPL_RETRY_IPP
 #define DIGITAL_DELIVERY_IMPL_RETRY_IPP
 
-#include <digital_delivery/detail/retry_policy.hpp>
-#include <digital_delivery/retry.hpp>
+#include <digital_delivery/impl/internal/retry_policy.hpp>
+#include <digital_delivery/impl/internal/retry_state.hpp>
 
 #include <random>
 
 namespace digital_delivery {
+namespace detail {
 
 DIGITAL_DELIVERY_DECL retry_budget::retry_budget(const retry_params& p, clock::time_point now)
     : ratio_(std::max(p.budget_ratio, 0.0)),
@@ -126,6 +127,7 @@ DIGITAL_DELIVERY_DECL retry_decision retry_state::on_failure(const attempt_failu
     return d;
 }
 
+}  // namespace detail
 }  // namespace digital_delivery
 
 #endif

@@ -22,7 +22,7 @@
 
 #include <digital_delivery/detail/client_impl.hpp>
 #include <digital_delivery/detail/endpoint_call.hpp>
-#include <digital_delivery/detail/upload_core.hpp>
+#include <digital_delivery/impl/internal/upload_core.hpp>
 #include <digital_delivery/endpoints.hpp>
 #include <digital_delivery/impl/http_message.ipp>
 #include <digital_delivery/upload.hpp>

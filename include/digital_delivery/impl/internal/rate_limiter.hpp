@@ -2,10 +2,13 @@
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
 //
-#ifndef DIGITAL_DELIVERY_RATE_LIMITER_HPP
-#define DIGITAL_DELIVERY_RATE_LIMITER_HPP
+#ifndef DIGITAL_DELIVERY_IMPL_INTERNAL_RATE_LIMITER_HPP
+#define DIGITAL_DELIVERY_IMPL_INTERNAL_RATE_LIMITER_HPP
 
 /// \file
+/// Implementation detail (configured through client_params::rate_limit,
+/// observed through client::rate_limit()).
+///
 /// Client-side rate limiting: a token bucket per (base URL, API key), shared
 /// by every client of that key in the process, with an asynchronous FIFO
 /// scheduler (three priority classes, aging, deadlines, cancellation) and a
@@ -40,7 +43,7 @@
 
 #include <digital_delivery/detail/clock.hpp>
 #include <digital_delivery/detail/config.hpp>
-#include <digital_delivery/detail/scheduler_core.hpp>
+#include <digital_delivery/impl/internal/scheduler_core.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/rate_limit.hpp>
@@ -61,61 +64,12 @@
 
 namespace digital_delivery {
 
-/// Rate-limit configuration (part of client_params). Every default matches
-/// the API's documented limit (40 points per 60 s per store).
-struct rate_limit_params
-{
-    /// Limit on the client side at all. When false, async_acquire completes at
-    /// once (still through a post) and observe_response only records headers.
-    /// Default: true.
-    bool enabled = true;
 
-    /// Bucket size in points (GET costs 1, POST/PATCH/DELETE 2). Default: 40.
-    double capacity = 40;
-
-    /// Time to refill a whole bucket: the refill rate is capacity / window.
-    /// Default: 60 s (one point every 1.5 s).
-    std::chrono::duration<double> window = std::chrono::seconds(60);
-
-    /// Longest pause a 429's Retry-After can impose; longer values are cut to
-    /// this. Default: 60 s.
-    std::chrono::milliseconds max_retry_after{60000};
-
-    /// Aging: a waiting request moves up one priority class per interval of
-    /// waiting (background work is never starved). Default: 10 s.
-    std::chrono::milliseconds aging_interval{10000};
-
-    /// Lower the local estimate from X-RateLimit-Limit/Remaining headers
-    /// (never raises it). Default: true.
-    bool follow_server_headers = true;
-
-    /// After a request is granted from a full bucket, the bucket does not
-    /// refill until a response comes back (or one window passes). The server's
-    /// bucket is full too and refills nothing until that request reaches it;
-    /// counting refill from our own grant would hand out points the server
-    /// never had, and a 429 costs a whole Retry-After pause. Costs at most one
-    /// round trip of refill after an idle period. Default: true.
-    bool hold_refill_until_response = true;
-};
-
-/// Reported to the throttle hook.
-struct throttle_event
-{
-    enum class kind
-    {
-        paused,   ///< A 429 paused the whole scheduler until `until`.
-        resumed,  ///< A pause ended (reported when the scheduler next runs after it).
-    };
-    kind what = kind::paused;
-    std::chrono::steady_clock::time_point until{};  ///< paused: end of the pause; resumed: the time it was noticed.
-    std::chrono::milliseconds retry_after{0};       ///< paused: the Retry-After honoured (after the cap).
-    std::size_t waiting = 0;                        ///< Requests queued at that moment.
-};
 
 namespace detail {
+
 struct limiter_state;
 struct limiter_driver;
-}  // namespace detail
 
 /// A handle on one (shared) rate-limit bucket and its scheduler.
 class rate_limiter
@@ -256,6 +210,7 @@ DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
 /// the key. Safe to log.
 DIGITAL_DELIVERY_DECL std::string rate_limiter_registry_key(std::string_view base_url, std::string_view api_key);
 
+}  // namespace detail
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY

@@ -11,7 +11,8 @@
 /// output says who may proceed and when to call again. The asynchronous
 /// rate_limiter (rate_limiter.hpp) drives it under a mutex.
 
-#include <digital_delivery/detail/token_bucket.hpp>
+#include <digital_delivery/impl/internal/token_bucket.hpp>
+#include <digital_delivery/rate_limit.hpp>
 #include <digital_delivery/rate_limit.hpp>
 
 #include <algorithm>
@@ -25,16 +26,6 @@
 
 namespace digital_delivery {
 
-/// Priority class of a request waiting for rate-limit points. Within a class
-/// requests proceed first-in first-out; across classes the higher class goes
-/// first, except that every `aging_interval` of waiting lifts a request by one
-/// class (so background work is delayed, never starved).
-enum class priority : std::uint8_t
-{
-    interactive = 0,  ///< A user is waiting (default for single requests).
-    normal = 1,       ///< Ordinary work.
-    background = 2,   ///< Bulk work (synchronisation, exports).
-};
 
 namespace detail {
 

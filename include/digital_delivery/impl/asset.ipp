@@ -2,43 +2,15 @@
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
 //
-#ifndef DIGITAL_DELIVERY_IMPL_VALIDATE_IPP
-#define DIGITAL_DELIVERY_IMPL_VALIDATE_IPP
+#ifndef DIGITAL_DELIVERY_IMPL_ASSET_IPP
+#define DIGITAL_DELIVERY_IMPL_ASSET_IPP
 
-#include <digital_delivery/detail/validate.hpp>
+// Caller input the API forbids, refused before anything is sent.
 
-#include <algorithm>
+#include <digital_delivery/asset.hpp>
+#include <digital_delivery/impl/internal/validation.hpp>
 
 namespace digital_delivery {
-namespace detail {
-
-inline bool is_blank(std::string_view s) noexcept
-{
-    return std::all_of(s.begin(), s.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
-}
-
-inline error_code check_byte_size(std::int64_t n, std::string& why)
-{
-    if (n <= 0 || n > max_asset_byte_size)
-    {
-        why = "byte_size must be between 1 and 2147483648 (2 GB), got " + std::to_string(n);
-        return client_errc::invalid_byte_size;
-    }
-    return {};
-}
-
-inline error_code check_ids(id_list ids, std::string_view field, std::string& why)
-{
-    for (std::size_t i = 0; i < ids.size(); ++i)
-        if (is_blank(ids[i]))
-        {
-            why = std::string(field) + "[" + std::to_string(i) + "] is empty";
-            return client_errc::invalid_argument;
-        }
-    return {};
-}
-
-}  // namespace detail
 
 DIGITAL_DELIVERY_DECL error_code validate(const new_asset& a, std::string& why)
 {
@@ -93,7 +65,6 @@ DIGITAL_DELIVERY_DECL error_code validate(const new_asset& a, std::string& why)
     }
     return {};
 }
-
 DIGITAL_DELIVERY_DECL error_code validate(const asset_update& a, std::string& why)
 {
     if (a.external_url && detail::is_blank(*a.external_url))
@@ -103,7 +74,6 @@ DIGITAL_DELIVERY_DECL error_code validate(const asset_update& a, std::string& wh
     }
     return {};
 }
-
 DIGITAL_DELIVERY_DECL error_code validate(const asset_replacement& a, std::string& why)
 {
     if (detail::is_blank(a.filename))
@@ -113,67 +83,11 @@ DIGITAL_DELIVERY_DECL error_code validate(const asset_replacement& a, std::strin
     }
     return detail::check_byte_size(a.byte_size, why);
 }
-
 DIGITAL_DELIVERY_DECL error_code validate(const asset_query& q, std::string& why)
 {
     if (q.type && *q.type != asset_type::external && *q.type != asset_type::licence)
     {
         why = "the type filter accepts external and licence only";
-        return client_errc::invalid_argument;
-    }
-    return {};
-}
-
-DIGITAL_DELIVERY_DECL error_code validate(const new_digital_product& p, std::string& why)
-{
-    if (auto ec = detail::check_ids(p.asset_ids, "asset_ids", why))
-        return ec;
-    if (p.preorder_enabled.value_or(false))
-    {
-        if (!p.preorder_launch_date)
-        {
-            why = "a preorder requires preorder_launch_date";
-            return client_errc::missing_required_field;
-        }
-        if (!p.custom_message || detail::is_blank(*p.custom_message))
-        {
-            why = "a preorder requires custom_message";
-            return client_errc::missing_required_field;
-        }
-    }
-    return {};
-}
-
-DIGITAL_DELIVERY_DECL error_code validate(const digital_product_update& p, std::string& why)
-{
-    if (p.asset_ids)
-        if (auto ec = detail::check_ids(*p.asset_ids, "asset_ids", why))
-            return ec;
-    // Enabling a preorder in an update: the server may already hold the date
-    // and the message, so only an explicitly blank message is refused here.
-    if (p.preorder_enabled.value_or(false) && p.custom_message && detail::is_blank(*p.custom_message))
-    {
-        why = "a preorder requires a non-blank custom_message";
-        return client_errc::invalid_argument;
-    }
-    return {};
-}
-
-DIGITAL_DELIVERY_DECL error_code validate(const asset_ids_request& r, std::string& why)
-{
-    if (r.asset_ids.empty())
-    {
-        why = "asset_ids must be a non-empty array";
-        return client_errc::empty_asset_ids;
-    }
-    return detail::check_ids(r.asset_ids, "asset_ids", why);
-}
-
-DIGITAL_DELIVERY_DECL error_code validate(const notify_request& r, std::string& why)
-{
-    if (r.email && detail::is_blank(*r.email))
-    {
-        why = "email, when given, must not be blank";
         return client_errc::invalid_argument;
     }
     return {};
