@@ -262,10 +262,11 @@ def cxx_string(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def translation_unit(snippet, include_dir):
-    """(text of the TU, whether the snippet is wrapped as statement code)."""
+def translation_unit(snippet, include_dir, pch=False):
+    """(text of the TU, whether the snippet is wrapped as statement code).
+    With `pch`, the prelude comes from the precompiled header instead."""
     md = cxx_string(snippet.display)
-    out = [prelude(include_dir)]
+    out = [] if pch else [prelude(include_dir)]
     for dline, text in snippet.context:
         out.append(f"#line {dline} {md}")
         out.append(text)
@@ -292,19 +293,41 @@ def first_errors(output, n):
     return picked
 
 
-def compile_one(snippet, index, args, work_dir):
+def base_command(args):
+    cmd = shlex.split(args.cxx) + ["-std=c++20", f"-I{args.include_dir}"]
+    cmd += [f"-I{d}" for d in args.include]
+    cmd += [f"-D{d}" for d in args.define]
+    cmd += args.cxxflag
+    return cmd
+
+
+def build_pch(args, work_dir):
+    """Compiles the prelude once into a precompiled header (the prelude is most
+    of each snippet's compile time). Returns the flags that use it, or None
+    (then every TU carries the prelude as text)."""
+    header = os.path.join(work_dir, "prelude.hpp")
+    with open(header, "w", encoding="utf-8") as f:
+        f.write(prelude(args.include_dir) + "\n")
+    clang = "clang" in os.path.basename(shlex.split(args.cxx)[-1])
+    out = header + (".pch" if clang else ".gch")
+    r = subprocess.run(base_command(args) + ["-x", "c++-header", header, "-o", out],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=args.timeout)
+    if r.returncode != 0:
+        print("note: no precompiled prelude (" + " ".join(first_errors(r.stdout, 1)) + "); compiling it in every TU",
+              flush=True)
+        return None
+    return ["-include-pch", out] if clang else ["-include", header, "-Winvalid-pch"]
+
+
+def compile_one(snippet, index, args, work_dir, pch_flags=None):
     if snippet.skip_reason is not None:
         return ("skipped", snippet, [], False)
-    tu, wrapped = translation_unit(snippet, args.include_dir)
+    tu, wrapped = translation_unit(snippet, args.include_dir, pch=pch_flags is not None)
     base = re.sub(r"[^\w]+", "_", snippet.display) + f"_{snippet.line}"
     tu_path = os.path.join(work_dir, f"{index:03d}_{base}.cpp")
     with open(tu_path, "w", encoding="utf-8") as f:
         f.write(tu)
-    cmd = shlex.split(args.cxx) + ["-std=c++20", "-fsyntax-only", f"-I{args.include_dir}"]
-    cmd += [f"-I{d}" for d in args.include]
-    cmd += [f"-D{d}" for d in args.define]
-    cmd += args.cxxflag
-    cmd.append(tu_path)
+    cmd = base_command(args) + ["-fsyntax-only"] + (pch_flags or []) + [tu_path]
     try:
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            timeout=args.timeout)
@@ -367,8 +390,9 @@ def main(argv):
         work_dir = tmp.name
 
     counts = {"ok": 0, "FAIL": 0, "skipped": 0}
+    pch_flags = build_pch(args, work_dir)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(compile_one, s, i, args, work_dir) for i, s in enumerate(snippets)]
+        futures = [pool.submit(compile_one, s, i, args, work_dir, pch_flags) for i, s in enumerate(snippets)]
         for fut in futures:  # in document order
             status, s, errors, wrapped = fut.result()
             counts[status] += 1
