@@ -125,7 +125,8 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
                 dd::error_code ec;
                 if (write)
                 {
-                    dd::asset_update upd{.name = "load " + std::to_string(i)};
+                    const std::string name = "load " + std::to_string(i);  // the model only views it
+                    dd::asset_update upd{.name = name};
                     auto [e, a] = co_await dd::async_update_asset(client, asset_id, upd, diag, asio::as_tuple(asio::use_awaitable));
                     ec = e;
                 }

@@ -2,14 +2,7 @@
 # program (the sandbox fixture against digital-delivery-sandbox) with ctest.
 #   -DMODE=find_package -DDD_BINARY_DIR=... -DWORK_DIR=... -DCXX=...  (installs the package to WORK_DIR/prefix)
 #   -DMODE=subdirectory -DDD_SOURCE_DIR=... -DWORK_DIR=... -DCXX=...
-file(REMOVE_RECURSE ${WORK_DIR})
-file(MAKE_DIRECTORY ${WORK_DIR})
-function(run)
-    execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc)
-    if(NOT rc EQUAL 0)
-        message(FATAL_ERROR "failed (${rc}): ${ARGV}")
-    endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/consumer_common.cmake)
 set(project_dir ${CMAKE_CURRENT_LIST_DIR}/sandbox_project)
 if(MODE STREQUAL "find_package")
     run(${CMAKE_COMMAND} --install ${DD_BINARY_DIR} --prefix ${WORK_DIR}/prefix)
