@@ -359,7 +359,7 @@ struct endpoint_initiation
 
 /// The request function of endpoint descriptor `D` (docs/operations.md):
 ///
-///     async_xxx(client, id..., [payload], [request_options], [diagnostics&], [token])
+///     async_<name>(client, id..., [payload], [request_options], [diagnostics&], [token])
 ///
 ///  - one `std::string_view` per `{placeholder}` of `D::path`;
 ///  - the payload (`D::body` or `D::query`), omittable for queries and

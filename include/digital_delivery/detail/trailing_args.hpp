@@ -8,7 +8,7 @@
 // The one rule for the trailing arguments of every asynchronous operation
 // (docs/operations.md):
 //
-//   async_xxx(client&, <the operation's own arguments>...,
+//   async_<name>(client&, <the operation's own arguments>...,
 //             [its own options], [request_options], [diagnostics&], [token])
 //
 // each optional, in this order. An operation without options of its own
