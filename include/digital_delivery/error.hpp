@@ -54,7 +54,6 @@ enum class client_errc : int
     // --- scheduling and deadlines ---
     deadline_exceeded,           ///< The operation's deadline passed.
     rate_limit_wait_exceeds_deadline, ///< Waiting for rate-limit points could not end before the deadline.
-    retries_exhausted,           ///< Retry budget or attempt limit used up (see diagnostics for the last error).
 
     // --- uploads ---
     source_unreadable,           ///< The upload source cannot be opened or read.

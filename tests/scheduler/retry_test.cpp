@@ -179,7 +179,7 @@ TEST(retry_state, attempts_are_limited_and_recorded)
     }
     EXPECT_FALSE(d.retry);
     EXPECT_EQ(d.reason, retry_reason::attempts_exhausted);
-    EXPECT_EQ(d.final_error, make_error_code(client_errc::retries_exhausted));
+    EXPECT_EQ(d.final_error, make_error_code(api_errc::server_error));  // the last attempt's error
     EXPECT_EQ(rs.stats().attempts, 3);
     EXPECT_EQ(rs.stats().total_backoff, 100ms + 200ms);  // u=0.5 of 200, 400
     EXPECT_EQ(rs.stats().last_status, 502u);
@@ -228,7 +228,7 @@ TEST(retry_budget, limits_retries_per_client)
     d = fail_once(t0);                  // 0.5: not enough
     EXPECT_FALSE(d.retry);
     EXPECT_EQ(d.reason, retry_reason::budget_exhausted);
-    EXPECT_EQ(d.final_error, make_error_code(client_errc::retries_exhausted));
+    EXPECT_EQ(d.final_error, make_error_code(api_errc::server_error));
     // Two successful requests earn one retry.
     budget->on_request(t0);
     EXPECT_TRUE(budget->try_spend(t0));

@@ -48,7 +48,6 @@ inline const char* client_errc_message(int ev) noexcept
     case client_errc::deadline_exceeded: return "The operation's deadline passed";
     case client_errc::rate_limit_wait_exceeds_deadline:
         return "Waiting for rate-limit points cannot finish before the deadline";
-    case client_errc::retries_exhausted: return "The request failed after every allowed retry";
     case client_errc::source_unreadable: return "The upload source cannot be read";
     case client_errc::source_size_mismatch: return "The upload source's size differs from the declared byte size";
     case client_errc::upload_stalled: return "The upload made no progress for the stall timeout";

@@ -108,7 +108,7 @@ DIGITAL_DELIVERY_DECL retry_decision retry_state::on_failure(const attempt_failu
     if (cls == detail::retry_class::if_idempotent && !idempotent)
         return give_up(retry_reason::not_idempotent, failure);
     if (stats_.attempts >= params_.max_attempts)
-        return give_up(retry_reason::attempts_exhausted, make_error_code(client_errc::retries_exhausted));
+        return give_up(retry_reason::attempts_exhausted, failure);
 
     milliseconds delay = detail::full_jitter(detail::backoff_ceiling(stats_.attempts, params_), jitter_());
     const bool refused = f.http_status == 429 || f.ec == make_error_code(api_errc::rate_limited);
@@ -117,7 +117,7 @@ DIGITAL_DELIVERY_DECL retry_decision retry_state::on_failure(const attempt_failu
     if (deadline_ && now + delay + last_attempt_ > *deadline_)
         return give_up(retry_reason::deadline, make_error_code(client_errc::deadline_exceeded));
     if (budget_ && !budget_->try_spend(now))
-        return give_up(retry_reason::budget_exhausted, make_error_code(client_errc::retries_exhausted));
+        return give_up(retry_reason::budget_exhausted, failure);
 
     d.retry = true;
     d.delay = delay;

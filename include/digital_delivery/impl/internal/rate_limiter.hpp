@@ -31,7 +31,7 @@
 ///     if (ec && is_request_not_sent(ec)) limiter->refund(endpoint.cost);  // optional: points not spent on the server
 ///     if (success) break;
 ///     auto d = rs.on_failure({ec_or_api_error, resp.status, retry_after}, endpoint.idempotent, clock::now());
-///     if (!d.retry) { diag.set(rs.stats()); fail(d.final_error); }
+///     if (!d.retry) { /* rs.stats() into the diagnostics */ fail(d.final_error); }
 ///     co_await steady_timer(ex, d.delay).async_wait(...);  // then loop: the acquire also honours a 429 pause
 /// }
 /// \endcode

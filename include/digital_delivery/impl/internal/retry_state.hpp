@@ -40,9 +40,10 @@ struct retry_decision
     bool retry = false;
     std::chrono::milliseconds delay{0};  ///< Wait this long, then acquire points and resend.
     retry_reason reason = retry_reason::not_retryable;
-    /// When giving up: the error the request completes with. The failure itself
-    /// when it is not retryable; client_errc::retries_exhausted (attempts or
-    /// budget) or client_errc::deadline_exceeded otherwise. Report stats() too.
+    /// When giving up: the error the request completes with: the last
+    /// attempt's failure (whatever the reason: not retryable, attempts or
+    /// budget used up), or client_errc::deadline_exceeded when the next
+    /// attempt would end after the deadline. stats() says how many attempts.
     error_code final_error;
 };
 
@@ -100,7 +101,7 @@ private:
 ///     ... acquire points, send ...
 ///     if (ok) break;
 ///     auto d = rs.on_failure({ec, status, retry_after}, endpoint_idempotent, clock::now());
-///     if (!d.retry) { diag.set(rs.stats()); complete(d.final_error); }
+///     if (!d.retry) { /* rs.stats() into the diagnostics */ complete(d.final_error); }
 ///     ... wait d.delay ...
 /// }
 /// \endcode
