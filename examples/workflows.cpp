@@ -21,6 +21,7 @@
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <chrono>
 #include <cstdio>

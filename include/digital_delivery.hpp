@@ -7,10 +7,12 @@
 
 /// \file
 /// Everything a call site needs: the client, the request functions, models,
-/// errors and the transport concept. No Beast or OpenSSL header is included;
-/// the default transport's declaration is light too (its implementation is
-/// compiled by src.hpp, or in header-only mode by the translation unit that
-/// includes <digital_delivery/beast_transport.hpp>).
+/// errors and the transport concept. Two headers are left out because of
+/// what they bring: <digital_delivery/beast_transport.hpp> (Beast and
+/// OpenSSL; its implementation is compiled by src.hpp, or in header-only mode
+/// by the translation unit that includes it) and
+/// <digital_delivery/raw_request.hpp> (the escape hatch, whose result is a
+/// Boost.JSON DOM: the typed API decodes without one).
 
 #include <digital_delivery/asset.hpp>
 #include <digital_delivery/asset_edits.hpp>
@@ -29,7 +31,6 @@
 #include <digital_delivery/paginate.hpp>
 #include <digital_delivery/pagination.hpp>
 #include <digital_delivery/rate_limit.hpp>
-#include <digital_delivery/raw_request.hpp>
 #include <digital_delivery/request_options.hpp>
 #include <digital_delivery/retry.hpp>
 #include <digital_delivery/timestamp.hpp>

@@ -24,6 +24,7 @@
 #include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/client.hpp>
 #include <digital_delivery/endpoints.hpp>
+#include <digital_delivery/impl/endpoint_call.hpp>  // detail::decode_response
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>

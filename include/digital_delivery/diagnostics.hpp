@@ -38,8 +38,10 @@ struct diagnostics
     /// Retry-After of a 429, when present.
     std::optional<std::chrono::milliseconds> retry_after;
 
-    /// The failing request: "GET", and its path without query string.
+    /// The failing request: "GET", its host (and port, when the URL gives one;
+    /// never user info) and its path without query string.
     std::string method;
+    std::string host;
     std::string path;
 
     /// The client's own explanation (which argument was rejected, which
@@ -53,7 +55,8 @@ struct diagnostics
 
     void clear() { *this = diagnostics{}; }
 
-    /// One line for logs: `GET /orders/x: 404 Order not found`.
+    /// One line for logs: `GET /orders/x: 404 Order not found (api.example.com)`,
+    /// then attempts and time waited when the request was retried.
     DIGITAL_DELIVERY_DECL std::string to_string() const;
 };
 

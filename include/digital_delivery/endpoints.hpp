@@ -186,26 +186,33 @@ struct notify_order : endpoint_defaults
 
 // ---- the request functions --------------------------------------------------------
 
-inline constexpr request_fn<endpoints::list_assets> async_list_assets{};
-inline constexpr request_fn<endpoints::get_asset> async_get_asset{};
-inline constexpr request_fn<endpoints::create_asset> async_create_asset{};
-inline constexpr request_fn<endpoints::update_asset> async_update_asset{};
-inline constexpr request_fn<endpoints::delete_asset> async_delete_asset{};
-inline constexpr request_fn<endpoints::replace_asset> async_replace_asset{};
+/// Every endpoint of this header, listed once. The request functions
+/// `async_<name>` (`async_list_assets`, `async_get_order`, ...) are generated
+/// from it, and so are the explicit instantiations that separate compilation
+/// compiles in src.hpp.
+#define DIGITAL_DELIVERY_ENDPOINTS(X) \
+    X(list_assets) \
+    X(get_asset) \
+    X(create_asset) \
+    X(update_asset) \
+    X(delete_asset) \
+    X(replace_asset) \
+    X(list_digital_products) \
+    X(get_digital_product) \
+    X(create_digital_product) \
+    X(update_digital_product) \
+    X(delete_digital_product) \
+    X(notify_buyers) \
+    X(list_orders) \
+    X(get_order) \
+    X(get_order_downloads) \
+    X(attach_assets) \
+    X(detach_assets) \
+    X(notify_order)
 
-inline constexpr request_fn<endpoints::list_digital_products> async_list_digital_products{};
-inline constexpr request_fn<endpoints::get_digital_product> async_get_digital_product{};
-inline constexpr request_fn<endpoints::create_digital_product> async_create_digital_product{};
-inline constexpr request_fn<endpoints::update_digital_product> async_update_digital_product{};
-inline constexpr request_fn<endpoints::delete_digital_product> async_delete_digital_product{};
-inline constexpr request_fn<endpoints::notify_buyers> async_notify_buyers{};
-
-inline constexpr request_fn<endpoints::list_orders> async_list_orders{};
-inline constexpr request_fn<endpoints::get_order> async_get_order{};
-inline constexpr request_fn<endpoints::get_order_downloads> async_get_order_downloads{};
-inline constexpr request_fn<endpoints::attach_assets> async_attach_assets{};
-inline constexpr request_fn<endpoints::detach_assets> async_detach_assets{};
-inline constexpr request_fn<endpoints::notify_order> async_notify_order{};
+#define DIGITAL_DELIVERY_DETAIL_REQUEST_FN(name) inline constexpr request_fn<endpoints::name> async_##name{};
+DIGITAL_DELIVERY_ENDPOINTS(DIGITAL_DELIVERY_DETAIL_REQUEST_FN)
+#undef DIGITAL_DELIVERY_DETAIL_REQUEST_FN
 
 }  // namespace digital_delivery
 

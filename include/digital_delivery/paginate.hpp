@@ -166,11 +166,16 @@ struct paginate_state
         : impl(std::move(i)), opts(o), popts(po)
     {
         next_page = q.page ? *q.page : 1;
-        validate_query<D>(q, invalid, invalid_why);
         query_type with_page = q;
         using page_t = typename decltype(with_page.page)::value_type;
         with_page.page.emplace(static_cast<page_t>(1));
-        encode_query(with_page, params);
+        // `page` is checked by the range (the first page asked for), the rest by the endpoint.
+        endpoint_ops<D>::encode_query(with_page, params, invalid, invalid_why);
+        if (q.page && *q.page < 1)
+        {
+            invalid = client_errc::invalid_page;
+            invalid_why = "page must be at least 1";
+        }
         for (std::size_t k = 0; k < params.size(); ++k)
             if (params[k].first == "page")
                 page_index = k;
@@ -359,7 +364,7 @@ private:
         }
         // (`s` is the shared state, not part of `self`: it stays valid when `self` is moved.)
         auto impl = s.impl;
-        launch<D>(std::move(impl), std::move(p), diag, boost::asio::any_completion_handler<signature_t<D>>(std::move(self)));
+        endpoint_ops<D>::launch(std::move(impl), std::move(p), diag, typename endpoint_ops<D>::handler_type(std::move(self)));
     }
 };
 

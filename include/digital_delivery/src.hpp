@@ -33,4 +33,17 @@
 #include <digital_delivery/impl/order.ipp>
 #include <digital_delivery/impl/client_impl.ipp>
 
+// Everything a request function compiles per endpoint (detail::endpoint_ops),
+// once for every endpoint of endpoints.hpp.
+#include <digital_delivery/endpoints.hpp>
+#include <digital_delivery/impl/endpoint_call.hpp>
+
+namespace digital_delivery {
+namespace detail {
+#define DIGITAL_DELIVERY_DETAIL_INSTANTIATE(name) template struct endpoint_ops<endpoints::name>;
+DIGITAL_DELIVERY_ENDPOINTS(DIGITAL_DELIVERY_DETAIL_INSTANTIATE)
+#undef DIGITAL_DELIVERY_DETAIL_INSTANTIATE
+}  // namespace detail
+}  // namespace digital_delivery
+
 #endif

@@ -2,6 +2,8 @@
 // and deferred operations that outlive their arguments.
 #include "fixtures.hpp"
 
+#include <digital_delivery/raw_request.hpp>
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -125,8 +127,12 @@ TEST_F(completion_test, co_await_throws_an_error_that_says_what_happened)
     EXPECT_EQ(mine.http_status, 422u);  // the caller's diagnostics are filled too
     EXPECT_EQ(codes[2], dd::api_errc::asset_not_found);
     EXPECT_EQ(whats[2].rfind("DELETE /assets/a9: 404 Asset not found", 0), 0u) << whats[2];
+    EXPECT_EQ(mine.host, "dd.example.test");
     for (const auto& w : whats)
+    {
+        EXPECT_NE(w.find("(dd.example.test)"), std::string::npos) << w;  // which service answered
         EXPECT_EQ(w.find(api_key), std::string::npos) << w;
+    }
 }
 
 TEST_F(completion_test, as_tuple_deferred_and_throw_on_error)

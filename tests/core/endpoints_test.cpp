@@ -3,10 +3,46 @@
 // unknown enum values).
 #include "fixtures.hpp"
 
+#include <digital_delivery/custom_endpoint.hpp>
+
+#include <boost/describe/class.hpp>
 #include <boost/json/parse.hpp>
 
 using namespace fixtures;
 using namespace std::chrono_literals;
+
+// A descriptor of the user's own (an endpoint the library does not know),
+// defined after <digital_delivery/custom_endpoint.hpp>: it links in separate
+// compilation too, where src.hpp only instantiates the library's endpoints.
+namespace my_api {
+struct order_note
+{
+    std::string id;
+    std::string text;
+    std::optional<std::string> author;
+};
+BOOST_DESCRIBE_STRUCT(order_note, (), (id, text, author))
+struct order_note_envelope
+{
+    order_note note;
+};
+BOOST_DESCRIBE_STRUCT(order_note_envelope, (), (note))
+struct new_note
+{
+    std::string_view text;
+};
+BOOST_DESCRIBE_STRUCT(new_note, (), (text))
+
+struct create_order_note : dd::endpoint_defaults
+{
+    static constexpr dd::http_method method = dd::http_method::post;
+    static constexpr std::string_view path = "/orders/{id}/notes";
+    using body = new_note;
+    static constexpr std::string_view body_root = "note";
+    using response = order_note_envelope;
+};
+inline constexpr dd::request_fn<create_order_note> async_create_order_note{};
+}  // namespace my_api
 
 namespace {
 
@@ -481,4 +517,31 @@ TEST(http_headers, adding_a_value_viewed_from_the_same_headers)
     EXPECT_EQ(*h.find("A"), value);
     for (int i = 0; i < 8; ++i)
         EXPECT_EQ(h.find("Copy-" + std::to_string(i)).value_or(""), value) << i;
+}
+
+TEST_F(endpoints_test, a_descriptor_of_ones_own)
+{
+    fake->expect(dd::http_method::post, target("/orders/o1/notes"))
+        .respond(201, R"({"note":{"id":"n1","text":"gift wrap","author":null,"extra":1}})");
+    fake->expect(dd::http_method::post, target("/orders/o2/notes")).respond(404, R"({"error":"Order not found"})");
+    auto [ec, note] = run([&](auto t) { return my_api::async_create_order_note(client, "o1", {.text = "gift wrap"}, diag, t); });
+    ASSERT_FALSE(ec) << diag.to_string();
+    EXPECT_EQ(body_of(last_request()), boost::json::parse(R"({"note":{"text":"gift wrap"}})"));
+    EXPECT_EQ(note.id, "n1");  // the envelope's one member
+    EXPECT_EQ(note.text, "gift wrap");
+    EXPECT_FALSE(note.author);
+
+    // Without a token: the awaitable that throws what the server said.
+    std::string what;
+    dd_test::run_awaitable(ioc, [&]() -> asio::awaitable<void> {
+        try
+        {
+            co_await my_api::async_create_order_note(client, "o2", {.text = "x"});
+        }
+        catch (const dd::error_with_diagnostics& e)
+        {
+            what = e.what();
+        }
+    }());
+    EXPECT_EQ(what.rfind("POST /orders/o2/notes: 404 Order not found", 0), 0u) << what;
 }

@@ -104,7 +104,7 @@ TEST_F(errors_test, unknown_404_and_422_fall_back_to_generic_codes)
     // The server's words are in server_message whatever the body's shape,
     // and a log line has them once.
     EXPECT_EQ(diag.server_message, "Filename can't be blank; Byte size must be greater than 0");
-    EXPECT_EQ(diag.to_string(), "GET /orders/o1: 422 Filename can't be blank; Byte size must be greater than 0");
+    EXPECT_EQ(diag.to_string(), "GET /orders/o1: 422 Filename can't be blank; Byte size must be greater than 0 (dd.example.test)");
 }
 
 TEST_F(errors_test, quota_codes)

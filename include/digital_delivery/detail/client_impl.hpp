@@ -102,12 +102,15 @@ public:
 
     any_transport& transport() noexcept { return transport_; }
     rate_limiter& limiter() noexcept { return *limiter_; }
+    /// The base URL's host[:port], for diagnostics.
+    const std::string& host() const noexcept { return host_; }
     const std::shared_ptr<retry_budget>& budget() const noexcept { return budget_; }
 
 private:
     any_transport transport_;
     client_params params_;
     std::string base_;  // scheme://authority/base-path, no trailing slash
+    std::string host_;  // its authority (host[:port]; a base URL has no user info)
     std::shared_ptr<rate_limiter> limiter_;
     std::shared_ptr<retry_budget> budget_;
 };
@@ -120,6 +123,9 @@ DIGITAL_DELIVERY_DECL error_code classify_api_response(const http_response& r, d
 /// Maps a non-2xx response of the object storage (S3-style XML) to an
 /// error code; only <Code> and <Message> are kept (never a signature).
 DIGITAL_DELIVERY_DECL error_code classify_storage_response(const http_response& r, diagnostics* diag);
+
+/// The host[:port] of an absolute URL, without user info ("" if none).
+DIGITAL_DELIVERY_DECL std::string url_host(std::string_view url);
 
 /// Percent-encodes everything but RFC 3986 unreserved characters.
 DIGITAL_DELIVERY_DECL void append_pct_encoded(std::string& out, std::string_view s);

@@ -20,8 +20,6 @@
 
 #include <digital_delivery/client.hpp>
 #include <digital_delivery/detail/client_impl.hpp>
-#include <digital_delivery/detail/json_decode.hpp>
-#include <digital_delivery/detail/json_mapping.hpp>
 #include <digital_delivery/detail/trailing_args.hpp>
 #include <digital_delivery/detail/transparent_handler.hpp>
 #include <digital_delivery/diagnostics.hpp>
@@ -30,8 +28,10 @@
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/deferred.hpp>
-#include <boost/json/serialize.hpp>
+#include <boost/describe/members.hpp>
+#include <boost/mp11/algorithm.hpp>
 
 #include <array>
 #include <cstddef>
@@ -181,38 +181,9 @@ class no_payload
 template <class D>
 using payload_param = std::conditional_t<has_payload<D>, payload_t<D>, no_payload>;
 
-// ---- payload -> request -----------------------------------------------------------
-
-template <class P>
-void validate_payload(const P& p, error_code& ec, std::string& why)
-{
-    if constexpr (requires(std::string& w) { validate(p, w); })
-        ec = validate(p, why);
-}
-
+/// The query type of a list endpoint, else `no_payload`.
 template <class D>
-void validate_query(const typename D::query& q, error_code& ec, std::string& why)
-{
-    if constexpr (requires { q.page; })
-    {
-        if (q.page && *q.page < 1)
-        {
-            ec = client_errc::invalid_page;
-            why = "page must be at least 1";
-            return;
-        }
-    }
-    if constexpr (requires { q.per_page; })
-    {
-        if (q.per_page && (*q.per_page < 1 || *q.per_page > D::max_per_page))
-        {
-            ec = client_errc::invalid_per_page;
-            why = "per_page must be between 1 and " + std::to_string(D::max_per_page);
-            return;
-        }
-    }
-    validate_payload(q, ec, why);
-}
+using query_param = std::conditional_t<!std::is_void_v<typename D::query>, typename D::query, no_payload>;
 
 template <class D>
 constexpr endpoint_info endpoint_info_of()
@@ -220,125 +191,37 @@ constexpr endpoint_info endpoint_info_of()
     return endpoint_info{D::method, D::path, cost_of<D>, idempotent_of<D>()};
 }
 
-template <class D, class Payload>
-void prepare_endpoint(
-    const client_impl& impl,
-    std::span<const std::string_view> ids,
-    const Payload* payload,
-    const request_options* opts,
-    prepared_request& out
-)
-{
-    constexpr endpoint_info info = endpoint_info_of<D>();
-    error_code vec;
-    std::string why;
-    std::string body;
-    query_params query;
-    const query_params* qp = nullptr;
-    if constexpr (!std::is_void_v<typename D::query>)
-    {
-        if (payload)
-        {
-            validate_query<D>(*payload, vec, why);
-            encode_query(*payload, query);
-            qp = &query;
-        }
-    }
-    else if constexpr (!std::is_void_v<typename D::body>)
-    {
-        boost::json::value v;
-        if (payload)
-        {
-            validate_payload(*payload, vec, why);
-            encode_value(v, *payload);
-        }
-        else
-        {
-            v.emplace_object();
-        }
-        if constexpr (!D::body_root.empty())
-        {
-            boost::json::value wrapped;
-            wrapped.emplace_object()[D::body_root] = std::move(v);
-            body = boost::json::serialize(wrapped);
-        }
-        else
-        {
-            body = boost::json::serialize(v);
-        }
-    }
-    impl.prepare(out, info, ids, qp, std::move(body), opts);
-    if (vec && !out.error)
-    {
-        out.error = vec;
-        out.error_message = std::move(why);
-    }
-}
-
-// ---- response -> result -----------------------------------------------------------
-
-/// Decodes a response body into the descriptor's result, streaming (no DOM).
-/// An envelope of one member (`{"order": ...}`) is decoded straight into the
-/// result. On failure the result is value-initialised (nothing partial) and
-/// the diagnostics get the reason with the failing JSON path.
+/// What the library compiles once per endpoint: encoding, decoding and the
+/// type-erased launch. Only declared here, so that a call site instantiates
+/// none of it: the definitions are in <digital_delivery/impl/endpoint_call.hpp>,
+/// included by this header in header-only mode; with separate compilation
+/// src.hpp instantiates them for every endpoint of DIGITAL_DELIVERY_ENDPOINTS
+/// (a descriptor of your own includes <digital_delivery/custom_endpoint.hpp>).
 template <class D>
-error_code decode_response(const std::string& body, result_t<D>& out, diagnostics* diag)
+struct endpoint_ops
 {
-    using response = typename D::response;
-    std::string* message = diag ? &diag->client_message : nullptr;
-    error_code ec;
-    if constexpr (std::is_same_v<result_t<D>, response>)
-    {
-        ec = decode_json_into(body, out, message);
-    }
-    else
-    {
-        ec = decode_json(body, json_slot{&json_struct_decoding<response, true>::value, &out}, message);
-    }
-    if (ec)
-        out = result_t<D>{};
-    return ec;
-}
+    using handler_type = boost::asio::any_completion_handler<signature_t<D>>;
 
-template <class D>
-struct decoding_handler
-{
-    using inner_handler_type = boost::asio::any_completion_handler<signature_t<D>>;
-    inner_handler_type handler;
-    diagnostics* diag;
+    /// Validates and encodes the payload (null: none), then builds the
+    /// request with client_impl::prepare.
+    static void prepare(
+        const client_impl& impl,
+        std::span<const std::string_view> ids,
+        const payload_param<D>* payload,
+        const request_options* opts,
+        prepared_request& out
+    );
 
-    void operator()(error_code ec, http_response r)
-    {
-        if constexpr (std::is_void_v<result_t<D>>)
-        {
-            std::move(handler)(ec);
-        }
-        else
-        {
-            result_t<D> out{};
-            if (!ec)
-            {
-                ec = decode_response<D>(r.body, out, diag);
-                if (ec && diag)
-                    diag->http_status = r.status;
-            }
-            std::move(handler)(ec, std::move(out));
-        }
-    }
+    /// Validates and encodes a list endpoint's query (pagination encodes it once).
+    static void encode_query(const query_param<D>& q, query_params& out, error_code& ec, std::string& why);
+
+    /// Runs the request and completes `h` with the decoded result.
+    static void launch(std::shared_ptr<client_impl> impl, prepared_request&& p, diagnostics* diag, handler_type h);
+
+    /// The operation without a token: an awaitable that throws
+    /// error_with_diagnostics.
+    static boost::asio::awaitable<result_t<D>> await(std::shared_ptr<client_impl> impl, prepared_request&& p, diagnostics* diag);
 };
-
-/// Type-erased launch: one instantiation per endpoint, whatever the token.
-template <class D>
-void launch(
-    std::shared_ptr<client_impl> impl,
-    prepared_request&& p,
-    diagnostics* diag,
-    boost::asio::any_completion_handler<signature_t<D>> h
-)
-{
-    auto* raw = impl.get();
-    raw->async_execute(std::move(impl), std::move(p), diag, raw_handler(decoding_handler<D>{std::move(h), diag}));
-}
 
 template <class D>
 struct endpoint_initiation
@@ -346,12 +229,7 @@ struct endpoint_initiation
     template <class Handler>
     void operator()(Handler&& h, diagnostics* diag, std::shared_ptr<client_impl> impl, prepared_request&& p) const
     {
-        launch<D>(
-            std::move(impl),
-            std::move(p),
-            diag,
-            boost::asio::any_completion_handler<signature_t<D>>(std::forward<Handler>(h))
-        );
+        endpoint_ops<D>::launch(std::move(impl), std::move(p), diag, typename endpoint_ops<D>::handler_type(std::forward<Handler>(h)));
     }
 };
 
@@ -410,19 +288,23 @@ public:
 private:
     static constexpr std::size_t arity = sizeof...(I);
 
-    template <class Payload, class Trailing>
-    static auto dispatch(client& c, std::array<std::string_view, arity> ids, const Payload* payload, Trailing t)
+    template <class Trailing>
+    static auto dispatch(client& c, std::array<std::string_view, arity> ids, const detail::payload_param<D>* payload, Trailing t)
     {
         detail::prepared_request p;
         const auto& impl = detail::access::impl(c);
-        if constexpr (detail::has_payload<D>)
-            detail::prepare_endpoint<D>(*impl, std::span<const std::string_view>(ids), payload, t.options(), p);
+        detail::endpoint_ops<D>::prepare(*impl, std::span<const std::string_view>(ids), payload, t.options(), p);
+        if constexpr (Trailing::has_token)
+            return t.template initiate<signature>(detail::endpoint_initiation<D>{}, impl, std::move(p));
         else
-            detail::prepare_endpoint<D, int>(*impl, std::span<const std::string_view>(ids), nullptr, t.options(), p);
-        return t.template initiate<signature>(detail::endpoint_initiation<D>{}, impl, std::move(p));
+            return detail::endpoint_ops<D>::await(impl, std::move(p), t.diag());
     }
 };
 
 }  // namespace digital_delivery
+
+#ifdef DIGITAL_DELIVERY_HEADER_ONLY
+#include <digital_delivery/impl/endpoint_call.hpp>
+#endif
 
 #endif

@@ -95,6 +95,9 @@ class trailing_args
     std::tuple<Rest&&...> args_;
 
 public:
+    /// A completion token was passed (else the default token applies).
+    static constexpr bool has_token = info::index(trailing_kind::token) < info::n;
+
     explicit trailing_args(Rest&&... rest) : args_(std::forward<Rest>(rest)...) {}
 
     /// The operation's own options, or nullptr.

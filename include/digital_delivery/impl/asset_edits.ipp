@@ -6,7 +6,7 @@
 #define DIGITAL_DELIVERY_IMPL_ASSET_EDITS_IPP
 
 #include <digital_delivery/asset_edits.hpp>
-#include <digital_delivery/detail/endpoint_call.hpp>
+#include <digital_delivery/impl/endpoint_call.hpp>
 #include <digital_delivery/endpoints.hpp>
 
 #include <boost/asio/cancellation_type.hpp>
@@ -85,11 +85,11 @@ struct asset_edit_op
     {
         prepared_request p;
         const std::array<std::string_view, 1> path_ids{id};
-        prepare_endpoint<endpoints::get_digital_product, int>(*impl, path_ids, nullptr, &request.get(), p);
+        endpoint_ops<endpoints::get_digital_product>::prepare(*impl, path_ids, nullptr, &request.get(), p);
         // Copy what the call needs before `self` (which owns this op) is moved.
         auto i = impl;
         auto* d = diag;
-        launch<endpoints::get_digital_product>(std::move(i), std::move(p), d, product_handler(std::move(self)));
+        endpoint_ops<endpoints::get_digital_product>::launch(std::move(i), std::move(p), d, product_handler(std::move(self)));
     }
 
     template <class Self>
@@ -180,10 +180,10 @@ struct asset_edit_op
         body.asset_ids = target;
         prepared_request p;
         const std::array<std::string_view, 1> path_ids{id};
-        prepare_endpoint<endpoints::update_digital_product>(*impl, path_ids, &body, &request.get(), p);
+        endpoint_ops<endpoints::update_digital_product>::prepare(*impl, path_ids, &body, &request.get(), p);
         auto i = impl;
         auto* d = diag;
-        launch<endpoints::update_digital_product>(std::move(i), std::move(p), d, product_handler(std::move(self)));
+        endpoint_ops<endpoints::update_digital_product>::launch(std::move(i), std::move(p), d, product_handler(std::move(self)));
     }
 };
 

@@ -83,6 +83,18 @@ inline bool is_valid_base_url(std::string_view s, std::string& base, std::string
 
 }  // namespace detail
 
+DIGITAL_DELIVERY_DECL std::string detail::url_host(std::string_view url)
+{
+    const auto scheme = url.find("://");
+    if (scheme == std::string_view::npos)
+        return {};
+    std::string_view authority = url.substr(scheme + 3);
+    authority = authority.substr(0, authority.find_first_of("/?#"));
+    if (const auto at = authority.rfind('@'); at != std::string_view::npos)
+        authority.remove_prefix(at + 1);  // user info is a secret
+    return std::string(authority);
+}
+
 DIGITAL_DELIVERY_DECL void detail::append_pct_encoded(std::string& out, std::string_view s)
 {
     static constexpr char hex[] = "0123456789ABCDEF";
@@ -117,6 +129,7 @@ DIGITAL_DELIVERY_DECL detail::client_impl::client_impl(any_transport t, client_p
         throw error_with_diagnostics(client_errc::invalid_argument, client_diagnostics("no transport"));
     if (!is_valid_base_url(params_.base_url, base_, why))
         throw error_with_diagnostics(client_errc::invalid_base_url, client_diagnostics(why));
+    host_ = url_host(base_);
     if (params_.api_key.empty() || has_crlf(params_.api_key))
         throw error_with_diagnostics(
             client_errc::invalid_argument,
@@ -523,6 +536,7 @@ struct execute_op
             {
                 s.diag->clear();
                 s.diag->method = std::string(to_string(s.p.method));
+                s.diag->host = s.self->host();
                 s.diag->path = s.p.path;
             }
             if (s.p.error)
@@ -611,6 +625,7 @@ struct execute_op
             {
                 diagnostics keep;
                 keep.method = std::move(s.diag->method);
+                keep.host = std::move(s.diag->host);
                 keep.path = std::move(s.diag->path);
                 *s.diag = std::move(keep);
             }

@@ -46,8 +46,18 @@ DIGITAL_DELIVERY_DECL std::string diagnostics::to_string() const
         r += client_message;
         r += ' ';
     }
-    if (attempts > 1)
-        r += "(" + std::to_string(attempts) + " attempts, waited " + std::to_string(total_wait.count()) + " ms) ";
+    if (!host.empty() || attempts > 1)
+    {
+        r += '(';
+        r += host;
+        if (attempts > 1)
+        {
+            if (!host.empty())
+                r += ", ";
+            r += std::to_string(attempts) + " attempts, waited " + std::to_string(total_wait.count()) + " ms";
+        }
+        r += ") ";
+    }
     while (!r.empty() && (r.back() == ' ' || r.back() == ':'))
         r.pop_back();
     return r;

@@ -5,7 +5,7 @@
 #ifndef DIGITAL_DELIVERY_IMPL_JSON_DECODE_IPP
 #define DIGITAL_DELIVERY_IMPL_JSON_DECODE_IPP
 
-#include <digital_delivery/detail/json_decode.hpp>
+#include <digital_delivery/impl/internal/json_decode.hpp>
 
 // The parser's implementation is a template on the handler; there is one
 // handler class, so it is instantiated here, once.

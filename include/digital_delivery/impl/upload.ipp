@@ -21,7 +21,7 @@
 // the operation, so nothing is left running when the handler is called.
 
 #include <digital_delivery/detail/client_impl.hpp>
-#include <digital_delivery/detail/endpoint_call.hpp>
+#include <digital_delivery/impl/endpoint_call.hpp>
 #include <digital_delivery/impl/internal/upload_core.hpp>
 #include <digital_delivery/endpoints.hpp>
 #include <digital_delivery/impl/http_message.ipp>
@@ -494,7 +494,7 @@ private:
         if (!opts_.reread_asset)
             return finish({});
         const std::array<std::string_view, 1> ids{asset_.id};
-        call_api<endpoints::get_asset>(ids, static_cast<const int*>(nullptr), nullptr, [this](error_code ec, asset a) {
+        call_api<endpoints::get_asset>(ids, nullptr, nullptr, [this](error_code ec, asset a) {
             if (reason_)
                 return finish(reason_);
             if (!ec)
@@ -507,11 +507,11 @@ private:
 
     // Sends one API request through the client (validation, status mapping,
     // decoding as for the request functions) with our cancellation slot.
-    template <class D, class Payload, class F>
-    void call_api(std::span<const std::string_view> ids, const Payload* payload, diagnostics* diag, F f)
+    template <class D, class F>
+    void call_api(std::span<const std::string_view> ids, const payload_param<D>* payload, diagnostics* diag, F f)
     {
         prepared_request p;
-        prepare_endpoint<D>(*impl_, ids, payload, &request_.get(), p);
+        endpoint_ops<D>::prepare(*impl_, ids, payload, &request_.get(), p);
         child_in_flight_ = true;
         auto* raw = impl_.get();
         raw->async_execute(
@@ -544,6 +544,7 @@ private:
             return;
         diag_->clear();
         diag_->method = "PUT";
+        diag_->host = url_host(handle_->url);
         diag_->path = url_path_only(handle_->url);
         diag_->attempts = attempts_;
     }

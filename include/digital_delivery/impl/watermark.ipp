@@ -5,7 +5,7 @@
 #ifndef DIGITAL_DELIVERY_IMPL_WATERMARK_IPP
 #define DIGITAL_DELIVERY_IMPL_WATERMARK_IPP
 
-#include <digital_delivery/detail/endpoint_call.hpp>
+#include <digital_delivery/impl/endpoint_call.hpp>
 #include <digital_delivery/endpoints.hpp>
 #include <digital_delivery/watermark.hpp>
 
@@ -119,6 +119,7 @@ public:
 
     const strand_type& strand() const noexcept { return strand_; }
     const std::string& order_id() const noexcept { return order_id_; }
+    const std::string& host() const noexcept { return impl_->host(); }
 
     // ---- on the strand ----
 
@@ -154,9 +155,9 @@ private:
         polling_ = true;
         prepared_request p;
         const std::array<std::string_view, 1> ids{order_id_};
-        prepare_endpoint<endpoints::get_order_downloads, int>(*impl_, ids, nullptr, &request_.get(), p);
+        endpoint_ops<endpoints::get_order_downloads>::prepare(*impl_, ids, nullptr, &request_.get(), p);
         auto self = shared_from_this();
-        launch<endpoints::get_order_downloads>(
+        endpoint_ops<endpoints::get_order_downloads>::launch(
             impl_,
             std::move(p),
             &diag_,
@@ -293,6 +294,7 @@ struct wait_downloads_op
         {
             diag->clear();
             diag->method = "GET";
+            diag->host = loop->host();
             diag->path = "/orders/" + loop->order_id() + "/downloads";
             diag->client_message = "watermarks not ready by the deadline";
         }
