@@ -27,7 +27,6 @@ enum class client_errc : int
     invalid_per_page,            ///< per_page < 1 or above the endpoint's maximum.
     invalid_byte_size,           ///< byte_size <= 0 or above 2 GB (2147483648 bytes).
     missing_required_field,      ///< A field the endpoint requires was not set.
-    empty_asset_ids,             ///< attach/detach with no asset ids.
     invalid_base_url,            ///< client_params::base_url is not an absolute http(s) URL.
     invalid_url,                 ///< Any other URL the client was asked to use (e.g. an upload URL).
 

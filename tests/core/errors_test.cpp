@@ -409,8 +409,6 @@ TEST_F(errors_test, forbidden_input_sends_nothing)
         {"page 0", ec_of([&](auto t) { return dd::async_list_assets(client, {.page = 0}, diag, t); }), dd::client_errc::invalid_page},
         {"type filter internal", ec_of([&](auto t) { return dd::async_list_assets(client, {.type = dd::asset_type::internal}, diag, t); }),
          dd::client_errc::invalid_argument},
-        {"empty attach", ec_of([&](auto t) { return dd::async_attach_assets(client, "o1", {}, diag, t); }), dd::client_errc::empty_asset_ids},
-        {"empty detach", ec_of([&](auto t) { return dd::async_detach_assets(client, "o1", {}, diag, t); }), dd::client_errc::empty_asset_ids},
         {"blank asset id", ec_of([&](auto t) { return dd::async_attach_assets(client, "o1", {.asset_ids = ids_a1_blank}, diag, t); }),
          dd::client_errc::invalid_argument},
         {"byte_size 0", ec_of([&](auto t) {
@@ -490,6 +488,23 @@ TEST_F(errors_test, blank_external_url_is_refused_with_the_servers_code)
         EXPECT_EQ(ec, dd::condition::validation) << name;
         EXPECT_EQ(diag.http_status, 0u) << name << ": nothing was sent";
         EXPECT_FALSE(diag.client_message.empty()) << name;
+    }
+    EXPECT_TRUE(fake->requests().empty());
+}
+
+TEST_F(errors_test, empty_asset_ids_are_refused_with_the_servers_code)
+{
+    // The API answers 422 "asset_ids must be a non-empty array"; the client
+    // refuses before sending with that answer's code.
+    const dd::error_code attach = std::get<0>(run([&](auto t) { return dd::async_attach_assets(client, "o1", {}, diag, t); }));
+    const dd::diagnostics attach_diag = diag;
+    const dd::error_code detach = std::get<0>(run([&](auto t) { return dd::async_detach_assets(client, "o1", {}, diag, t); }));
+    for (const auto& [ec, d] : {std::pair{attach, attach_diag}, std::pair{detach, diag}})
+    {
+        EXPECT_EQ(ec, dd::api_errc::asset_ids_invalid) << ec.message();
+        EXPECT_EQ(ec, dd::condition::validation);
+        EXPECT_EQ(d.http_status, 0u) << "nothing was sent";
+        EXPECT_EQ(d.client_message, "asset_ids must be a non-empty array");
     }
     EXPECT_TRUE(fake->requests().empty());
 }

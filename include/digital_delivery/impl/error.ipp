@@ -26,7 +26,6 @@ inline const char* client_errc_message(int ev) noexcept
     case client_errc::invalid_per_page: return "per_page is outside the endpoint's bounds";
     case client_errc::invalid_byte_size: return "byte_size must be positive and at most 2 GB (2147483648 bytes)";
     case client_errc::missing_required_field: return "A required request field is missing";
-    case client_errc::empty_asset_ids: return server_message_of(api_errc::asset_ids_invalid).data();
     case client_errc::invalid_base_url: return "base_url is not an absolute http(s) URL";
     case client_errc::invalid_url: return "Invalid URL";
     case client_errc::invalid_json: return "The response body is not valid JSON";

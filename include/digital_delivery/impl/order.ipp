@@ -17,7 +17,7 @@ DIGITAL_DELIVERY_DECL error_code validate(const asset_ids_request& r, std::strin
     if (r.asset_ids.empty())
     {
         why = detail::server_message_of(api_errc::asset_ids_invalid);
-        return client_errc::empty_asset_ids;
+        return api_errc::asset_ids_invalid;  // the code of the API's own answer
     }
     return detail::check_ids(r.asset_ids, "asset_ids", why);
 }
