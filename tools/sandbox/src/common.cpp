@@ -221,7 +221,9 @@ bool icontains(std::string_view haystack, std::string_view needle)
 
 std::optional<std::int64_t> parse_int64(std::string_view s)
 {
-    if (s.empty() || s.size() > 19)
+    // [+-]digits, within [INT64_MIN, INT64_MAX]; nothing else (no spaces, no
+    // exponent). Accumulates negatively so that INT64_MIN is representable.
+    if (s.empty())
         return std::nullopt;
     std::size_t i = 0;
     bool neg = false;
@@ -231,13 +233,21 @@ std::optional<std::int64_t> parse_int64(std::string_view s)
         if (s.size() == 1)
             return std::nullopt;
     }
-    std::int64_t v = 0;
+    constexpr std::int64_t min = INT64_MIN;
+    std::int64_t v = 0;  // <= 0
     for (; i < s.size(); ++i) {
         if (s[i] < '0' || s[i] > '9')
             return std::nullopt;
-        v = v * 10 + (s[i] - '0');
+        const int d = s[i] - '0';
+        if (v < (min + d) / 10)
+            return std::nullopt;  // v * 10 - d < INT64_MIN
+        v = v * 10 - d;
     }
-    return neg ? -v : v;
+    if (neg)
+        return v;
+    if (v == min)
+        return std::nullopt;
+    return -v;
 }
 
 std::string uri_encode(std::string_view s, bool keep_slash)

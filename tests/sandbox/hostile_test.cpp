@@ -1,0 +1,297 @@
+// The sandbox facing hostile clients: every test drives the real
+// digital-delivery-sandbox executable over HTTP (the program's shared process,
+// or a process of its own when a process flag is needed), with raw sockets
+// where the request itself is what is hostile.
+#include "sandbox_process.hpp"
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+namespace json = boost::json;
+using dd_test::sandbox_process;
+
+// Strict UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
+bool valid_utf8(std::string_view s)
+{
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        std::size_t n = 0;
+        std::uint32_t cp = 0;
+        if (c < 0x80) {
+            ++i;
+            continue;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            n = 1;
+            cp = c & 0x1F;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            n = 2;
+            cp = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 3;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        for (std::size_t k = 1; k <= n; ++k) {
+            if (i + k >= s.size())
+                return false;
+            const auto cc = static_cast<unsigned char>(s[i + k]);
+            if ((cc & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        i += n + 1;
+    }
+    return true;
+}
+
+// The JSON of an answer; a failure (and null) when it is not valid UTF-8 or not JSON.
+json::value json_of(const std::string& body)
+{
+    EXPECT_TRUE(valid_utf8(body)) << "invalid UTF-8 in: " << body;
+    boost::system::error_code ec;
+    json::value v = json::parse(body, ec);
+    EXPECT_FALSE(ec) << ec.message() << ": " << body;
+    return ec ? json::value(nullptr) : v;
+}
+
+std::string str(const json::value& v)
+{
+    return v.is_string() ? std::string(v.get_string()) : std::string("<not a string: ") + json::serialize(v) + ">";
+}
+
+// One raw keep-alive connection to 127.0.0.1:port (receive timeout 10 s, a
+// safety net: no test waits for it to expire on its expected path).
+class connection {
+public:
+    explicit connection(int port)
+    {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(static_cast<std::uint16_t>(port));
+        ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+        if (fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+            ::close(fd_);
+            fd_ = -1;
+        }
+        if (fd_ >= 0) {
+            timeval tv{10, 0};
+            ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+            ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        }
+    }
+    connection(const connection&) = delete;
+    connection& operator=(const connection&) = delete;
+    connection(connection&& o) noexcept : fd_(o.fd_), pending_(std::move(o.pending_)) { o.fd_ = -1; }
+    ~connection() { close(); }
+    void close()
+    {
+        if (fd_ >= 0)
+            ::close(fd_);
+        fd_ = -1;
+    }
+    bool ok() const { return fd_ >= 0; }
+
+    bool send(const std::string& s)
+    {
+        for (std::size_t off = 0; off < s.size();) {
+            const auto n = ::send(fd_, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+            if (n <= 0)
+                return false;
+            off += static_cast<std::size_t>(n);
+        }
+        return true;
+    }
+    // Whether something (an answer or the close) can be read now.
+    bool readable()
+    {
+        if (!pending_.empty())
+            return true;
+        pollfd p{fd_, POLLIN, 0};
+        return ::poll(&p, 1, 0) > 0;
+    }
+
+    struct answer {
+        int status = 0;  // 0: the connection ended without a complete answer
+        std::string head, body;
+        bool has(std::string_view header_line) const { return head.find(header_line) != std::string::npos; }
+    };
+    // One answer with a Content-Length body (all of the sandbox's have one).
+    answer read()
+    {
+        for (;;) {
+            const auto end = pending_.find("\r\n\r\n");
+            if (end != std::string::npos) {
+                std::size_t len = 0;
+                const std::string head = pending_.substr(0, end + 2);
+                if (const auto cl = head.find("\r\nContent-Length: "); cl != std::string::npos)
+                    len = std::stoul(head.substr(cl + 18));
+                if (pending_.size() >= end + 4 + len) {
+                    answer a;
+                    a.head = head;
+                    a.body = pending_.substr(end + 4, len);
+                    a.status = std::stoi(head.substr(head.find(' ') + 1));
+                    pending_.erase(0, end + 4 + len);
+                    return a;
+                }
+            }
+            char buf[8192];
+            const auto n = ::recv(fd_, buf, sizeof buf, 0);
+            if (n <= 0)
+                return {};
+            pending_.append(buf, static_cast<std::size_t>(n));
+        }
+    }
+    // Whether the server closed the connection (after what was read).
+    bool closed_by_peer()
+    {
+        char c;
+        return pending_.empty() && ::recv(fd_, &c, 1, 0) == 0;
+    }
+    answer request(const std::string& raw)
+    {
+        if (!send(raw))
+            return {};
+        return read();
+    }
+    answer get(const std::string& target, const std::string& api_key)
+    {
+        return request("GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Auth-Token: " + api_key + "\r\n\r\n");
+    }
+
+private:
+    int fd_ = -1;
+    std::string pending_;
+};
+
+} // namespace
+
+// --- 1. page arithmetic ------------------------------------------------------------
+// (page - 1) * per_page overflowed: 2^57 * 128 wraps to 0, so page
+// 144115188075855873 answered the first page; INT64_MAX died under UBSan.
+TEST(SandboxHostile, HugePagesAnswerAnEmptyPageWithoutOverflow)
+{
+    auto& sb = sandbox_process::shared();
+    const auto store = sb.create_store({"--seed-orders", "30", "--no-rate-limit"});
+    std::string asset_id;
+    for (int i = 0; i < 3; ++i) {
+        const auto r = sb.request("POST", "/api/v1/external/assets",
+                                  R"({"asset":{"type":"licence","name":"Key )" + std::to_string(i) + R"("}})",
+                                  store.api_key);
+        ASSERT_EQ(r.status, 201) << r.body;
+        asset_id = str(json_of(r.body).at("asset").at("id"));
+    }
+    const auto dp = sb.request("POST", "/api/v1/external/digital_products",
+                               R"({"digital_product":{"store_product_id":7500000001111,"asset_ids":[")" + asset_id + R"("]}})",
+                               store.api_key);
+    ASSERT_EQ(dp.status, 201) << dp.body;
+
+    struct list {
+        const char* path;
+        const char* key;
+        std::int64_t total;
+        std::vector<std::int64_t> per_pages;
+    };
+    const list lists[] = {{"/orders", "orders", 30, {1, 25, 64, 100, 128, 250}},
+                          {"/assets", "assets", 3, {1, 25, 64, 100, 128, 250}},
+                          {"/digital_products", "digital_products", 1, {1, 25, 64, 100}}};
+    const char* pages[] = {"9223372036854775807",   // INT64_MAX
+                           "144115188075855873",    // 2^57 + 1: * 128 wraps to 0
+                           "288230376151711745",    // 2^58 + 1: * 64 wraps to 0
+                           "4611686018427387905",   // 2^62 + 1: * 100 wraps to 0
+                           "4611686018427387904",   // 2^62
+                           "1000000000000000000"};
+    for (const auto& l : lists) {
+        for (const auto per_page : l.per_pages) {
+            for (const char* page : pages) {
+                const std::string target = std::string("/api/v1/external") + l.path + "?page=" + page +
+                                           "&per_page=" + std::to_string(per_page);
+                const auto r = sb.request("GET", target, {}, store.api_key);
+                ASSERT_EQ(r.status, 200) << target << ": " << r.body;
+                const auto v = json_of(r.body);
+                EXPECT_TRUE(v.at(l.key).as_array().empty()) << target << ": " << r.body;
+                const auto& pg = v.at("pagination");
+                EXPECT_EQ(json::serialize(pg.at("current_page")), page) << target;
+                EXPECT_EQ(pg.at("per_page").as_int64(), per_page) << target;
+                EXPECT_EQ(pg.at("total_count").as_int64(), l.total) << target;
+                EXPECT_EQ(pg.at("total_pages").as_int64(), (l.total + per_page - 1) / per_page) << target;
+            }
+        }
+        // the last page and the one after it
+        const std::string base = std::string("/api/v1/external") + l.path + "?per_page=2&page=";
+        const auto last = (l.total + 1) / 2;
+        auto r = sb.request("GET", base + std::to_string(last), {}, store.api_key);
+        EXPECT_EQ(json_of(r.body).at(l.key).as_array().size(), static_cast<std::size_t>(l.total - 2 * (last - 1))) << r.body;
+        r = sb.request("GET", base + std::to_string(last + 1), {}, store.api_key);
+        EXPECT_TRUE(json_of(r.body).at(l.key).as_array().empty()) << r.body;
+    }
+}
+
+// parse_int64 overflowed on 19-digit values (9999999999999999999 read as a
+// negative number: "page must be at least 1").
+TEST(SandboxHostile, PageValuesOutsideTheRangeAreRefusedClearly)
+{
+    auto& sb = sandbox_process::shared();
+    const auto store = sb.create_store({"--seed-orders", "3", "--no-rate-limit"});
+    struct refusal {
+        std::string query;
+        std::vector<std::string> errors;
+    };
+    const std::vector<refusal> cases = {
+        {"page=0", {"page must be at least 1"}},
+        {"page=-1", {"page must be at least 1"}},
+        {"page=-9223372036854775808", {"page must be at least 1"}},
+        {"page=9223372036854775808", {"page is invalid"}},    // INT64_MAX + 1
+        {"page=9999999999999999999", {"page is invalid"}},
+        {"page=18446744073709551617", {"page is invalid"}},
+        {"page=-9223372036854775809", {"page is invalid"}},
+        {"page=99999999999999999999999999", {"page is invalid"}},
+        {"page=abc", {"page is invalid"}},
+        {"page=1.5", {"page is invalid"}},
+        {"page=1e3", {"page is invalid"}},
+        {"page=0x10", {"page is invalid"}},
+        {"page=%205", {"page is invalid"}},
+        {"page=-", {"page is invalid"}},
+        {"per_page=0", {"per_page must be between 1 and 250"}},
+        {"per_page=-5", {"per_page must be between 1 and 250"}},
+        {"per_page=251", {"per_page must be between 1 and 250"}},
+        {"per_page=9223372036854775807", {"per_page must be between 1 and 250"}},
+        {"per_page=9999999999999999999", {"per_page is invalid"}},
+        {"per_page=ten", {"per_page is invalid"}},
+        {"page=0&per_page=9999999999999999999", {"page must be at least 1", "per_page is invalid"}},
+        {"store_product_id=9999999999999999999", {"store_product_id is invalid"}},
+    };
+    for (const auto& c : cases) {
+        const auto r = sb.request("GET", "/api/v1/external/orders?" + c.query, {}, store.api_key);
+        EXPECT_EQ(r.status, 422) << c.query << ": " << r.body;
+        json::array expected;
+        for (const auto& e : c.errors)
+            expected.emplace_back(e);
+        EXPECT_EQ(r.body, json::serialize(json::object{{"errors", expected}})) << c.query;
+    }
+    // the digital products' maximum, and an accepted extreme
+    auto r = sb.request("GET", "/api/v1/external/digital_products?per_page=9223372036854775807", {}, store.api_key);
+    EXPECT_EQ(r.body, R"({"errors":["per_page must be between 1 and 100"]})");
+    r = sb.request("GET", "/api/v1/external/assets?page=%2B1&per_page=250", {}, store.api_key);
+    EXPECT_EQ(r.status, 200) << r.body;
+}
