@@ -79,6 +79,11 @@ std::string str(const json::value& v)
     return v.is_string() ? std::string(v.get_string()) : std::string("<not a string: ") + json::serialize(v) + ">";
 }
 
+int port_of(const std::string& origin)
+{
+    return std::stoi(origin.substr(origin.rfind(':') + 1));
+}
+
 // One raw keep-alive connection to 127.0.0.1:port (receive timeout 10 s, a
 // safety net: no test waits for it to expire on its expected path).
 class connection {
@@ -294,4 +299,121 @@ TEST(SandboxHostile, PageValuesOutsideTheRangeAreRefusedClearly)
     EXPECT_EQ(r.body, R"({"errors":["per_page must be between 1 and 100"]})");
     r = sb.request("GET", "/api/v1/external/assets?page=%2B1&per_page=250", {}, store.api_key);
     EXPECT_EQ(r.status, 200) << r.body;
+}
+
+// --- 2. never invalid UTF-8 --------------------------------------------------------
+// An external asset's filename is the percent-decoded last segment of its URL:
+// "%ff" became a raw 0xFF byte in every later answer naming the asset (the
+// asset, lists, digital products, the downloads of an order).
+TEST(SandboxHostile, PercentEncodedBytesInAnExternalUrlNeverMakeInvalidUtf8)
+{
+    auto& sb = sandbox_process::shared();
+    const auto store = sb.create_store({"--seed-orders", "1", "--no-rate-limit"});
+    const std::string api = "/api/v1/external";
+    struct case_ {
+        std::string url, filename;
+    };
+    const std::vector<case_> cases = {
+        {"https://example.com/files/%ff.pdf", "%ff.pdf"},               // not UTF-8 once decoded
+        {"https://example.com/files/a%C0%AFb.pdf", "a%C0%AFb.pdf"},     // overlong '/'
+        {"https://example.com/files/%ED%A0%80.pdf", "%ED%A0%80.pdf"},   // a surrogate
+        {"https://example.com/files/%F4%90%80%80.pdf", "%F4%90%80%80.pdf"},  // above U+10FFFF
+        {"https://example.com/files/x%e2%82.pdf", "x%e2%82.pdf"},       // truncated sequence
+        {"https://example.com/files/line%0abreak.pdf", "line%0abreak.pdf"},  // a control character
+        {"https://example.com/files/%C3%A9t%C3%A9.pdf", "\xC3\xA9t\xC3\xA9.pdf"},  // valid: decoded
+        {"https://example.com/files/plain%20name.pdf", "plain name.pdf"},
+    };
+    std::vector<std::string> ids;
+    for (const auto& c : cases) {
+        const auto r = sb.request("POST", api + "/assets",
+                                  json::serialize(json::object{{"asset", json::object{{"type", "external"},
+                                                                                      {"external_url", c.url}}}}),
+                                  store.api_key);
+        ASSERT_EQ(r.status, 201) << c.url << ": " << r.body;
+        const auto v = json_of(r.body);
+        EXPECT_EQ(str(v.at("asset").at("filename")), c.filename) << c.url;
+        EXPECT_EQ(str(v.at("asset").at("external_url")), c.url);
+        ids.push_back(str(v.at("asset").at("id")));
+        const auto again = sb.request("GET", api + "/assets/" + ids.back(), {}, store.api_key);
+        EXPECT_EQ(str(json_of(again.body).at("asset").at("filename")), c.filename) << again.body;
+    }
+    // PATCH derives the filename the same way
+    auto r = sb.request("PATCH", api + "/assets/" + ids[7],
+                        R"({"asset":{"external_url":"https://example.com/other/%fe%ff"}})", store.api_key);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(str(json_of(r.body).at("asset").at("filename")), "%fe%ff");
+
+    json::array id_list;
+    for (const auto& id : ids)
+        id_list.emplace_back(id);
+    r = sb.request("GET", api + "/assets?per_page=250", {}, store.api_key);
+    EXPECT_EQ(json_of(r.body).at("assets").as_array().size(), ids.size());
+    r = sb.request("POST", api + "/digital_products",
+                   json::serialize(json::object{{"digital_product", json::object{{"store_product_id", 7500000002222},
+                                                                                  {"asset_ids", id_list}}}}),
+                   store.api_key);
+    ASSERT_EQ(r.status, 201) << r.body;
+    json_of(r.body);
+    r = sb.request("GET", api + "/digital_products", {}, store.api_key);
+    json_of(r.body);
+    r = sb.request("POST", "/sandbox/purchases", R"({"store_product_id": 7500000002222, "email": "b@example.com"})",
+                   store.api_key);
+    ASSERT_EQ(r.status, 201) << r.body;
+    const std::string order_id = str(json_of(r.body).at("order").at("id"));
+    r = sb.request("POST", api + "/orders/" + order_id + "/attach_assets",
+                   json::serialize(json::object{{"asset_ids", json::array{id_list[0]}}}), store.api_key);
+    ASSERT_EQ(r.status, 200) << r.body;
+    json_of(r.body);
+    r = sb.request("GET", api + "/orders/" + order_id + "/downloads", {}, store.api_key);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const auto downloads = json_of(r.body).at("downloads").as_array();
+    ASSERT_EQ(downloads.size(), ids.size() + 1);
+    EXPECT_EQ(str(downloads[0].at("file_name")), "%ff.pdf");
+    EXPECT_EQ(str(downloads[0].at("download_url")), cases[0].url);  // the URL as given
+    EXPECT_EQ(str(downloads.back().at("file_name")), "%ff.pdf");
+}
+
+// Raw bytes that are not UTF-8 in a request line or a header are never echoed
+// as such: the storage's XML errors (Resource, CanonicalRequest) and the JSON
+// answers.
+TEST(SandboxHostile, RawNonUtf8BytesInARequestAreNeverEchoed)
+{
+    auto& sb = sandbox_process::shared();
+    const auto store = sb.create_store({"--seed-orders", "1", "--no-rate-limit"});
+    const int port = port_of(sb.origin());
+    // A presigned-looking GET (not expired, so the signature is checked) whose
+    // signed header carries 0xFF: SignatureDoesNotMatch shows the canonical request.
+    const std::string query =
+        "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=SANDBOXAKIDEXAMPLE01%2F20991231%2Fus-east-1%2Fs3%2F"
+        "aws4_request&X-Amz-Date=20991231T000000Z&X-Amz-Expires=300&X-Amz-SignedHeaders=host%3Bx-odd&"
+        "X-Amz-Signature=00";
+    for (const std::string& prefix : {std::string(), "/stores/" + store.id}) {
+        connection c(port);
+        ASSERT_TRUE(c.ok());
+        const auto a = c.request("GET " + prefix + "/storage/sandbox-assets/downloads/x/%ff.pdf?" + query +
+                                 " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Odd: caf\xE9 \xFF\xFE\r\n\r\n");
+        EXPECT_EQ(a.status, 403) << a.head << a.body;
+        EXPECT_NE(a.body.find("<Code>SignatureDoesNotMatch</Code>"), std::string::npos) << a.body;
+        EXPECT_NE(a.body.find("x-odd:caf"), std::string::npos) << a.body;
+        EXPECT_TRUE(valid_utf8(a.body)) << a.body;
+    }
+    {   // a raw 0xFF in the path of a storage request
+        connection c(port);
+        ASSERT_TRUE(c.ok());
+        const auto a = c.request("GET /storage/sandbox-assets/downloads/\xFF\xFE.pdf HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        EXPECT_NE(a.status, 0);
+        EXPECT_TRUE(valid_utf8(a.body)) << a.body;
+        connection d(port);
+        const auto b = d.request("GET /stores/\xFF/storage/sandbox-assets/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        EXPECT_NE(b.status, 0);
+        EXPECT_TRUE(valid_utf8(b.body)) << b.body;
+    }
+    // JSON bodies that are not UTF-8 are malformed (400), never stored.
+    const auto r = sb.request("POST", "/api/v1/external/assets",
+                              "{\"asset\":{\"type\":\"licence\",\"name\":\"caf\xE9\"}}", store.api_key);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.body, R"({"error":"Malformed JSON body"})");
+    const auto lone = sb.request("POST", "/api/v1/external/assets",
+                                 R"({"asset":{"type":"licence","name":"\udcff"}})", store.api_key);
+    EXPECT_EQ(lone.status, 400) << lone.body;
 }

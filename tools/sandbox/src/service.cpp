@@ -43,6 +43,12 @@ response json_response(int status, const json::value& v)
     r.status = status;
     r.headers.emplace_back("Content-Type", "application/json; charset=utf-8");
     r.body = json::serialize(v);
+    // Boost.JSON serializes a string's bytes as they are. Every string the
+    // sandbox stores is valid UTF-8 (JSON input is validated by the parser,
+    // derived strings are checked), so this is only a safety net: invalid
+    // bytes can only be inside strings (the JSON syntax is ASCII).
+    if (!valid_utf8(r.body))
+        r.body = to_valid_utf8(r.body);
     return r;
 }
 
@@ -659,8 +665,13 @@ std::optional<std::string> filename_from_url(const std::string& url)
     std::string_view seg = v.substr(last + 1);
     if (seg.empty())
         return std::nullopt;
+    // Decoded when that gives UTF-8 text without control characters (like the
+    // filename of an internal asset); else the segment as written (ASCII or
+    // valid UTF-8: the URL came from a JSON string): "%ff.pdf" stays "%ff.pdf".
     auto d = percent_decode(seg, false);
-    return d ? *d : std::string(seg);
+    if (d && valid_utf8(*d) && !has_control(*d))
+        return *d;
+    return std::string(seg);
 }
 
 std::optional<std::string> guess_content_type(const std::optional<std::string>& filename)
