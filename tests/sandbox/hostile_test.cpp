@@ -417,3 +417,22 @@ TEST(SandboxHostile, RawNonUtf8BytesInARequestAreNeverEchoed)
                                  R"({"asset":{"type":"licence","name":"\udcff"}})", store.api_key);
     EXPECT_EQ(lone.status, 400) << lone.body;
 }
+
+TEST(SandboxHostile, MaxOpenFilesIsAProcessFlagCheckedAtStart)
+{
+    EXPECT_THROW(sandbox_process({"--max-open-files", "3"}), std::runtime_error);  // exits with status 2
+    EXPECT_THROW(sandbox_process({"--max-open-files", "abc"}), std::runtime_error);
+    auto& sb = sandbox_process::shared();
+    try {
+        sb.create_store({"--max-open-files", "64"});
+        ADD_FAILURE() << "a process flag was taken as a store option";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("--max-open-files configures the whole process"), std::string::npos)
+            << e.what();
+    }
+    // without the flag: the limit the process was started with
+    const auto a = sb.request("GET", "/sandbox/server");
+    ASSERT_EQ(a.status, 200) << a.body;
+    EXPECT_GT(json_of(a.body).at("max_open_files").as_int64(), 40);
+    EXPECT_EQ(sb.request("GET", "/sandbox/server", {}, "wrong-key").status, 401);
+}

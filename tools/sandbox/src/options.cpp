@@ -26,7 +26,8 @@ std::int64_t to_int(const std::string& flag, const std::string& v, std::int64_t 
 bool is_process_flag(std::string_view flag)
 {
     return flag == "--help" || flag == "-h" || flag == "--host" || flag == "--port" ||
-           flag == "--api-key" || flag == "--data-dir" || flag == "--public-url";
+           flag == "--api-key" || flag == "--data-dir" || flag == "--public-url" ||
+           flag == "--max-open-files";
 }
 
 std::optional<std::string> parse_options(const std::vector<std::string>& args, sandbox_config& cfg,
@@ -76,6 +77,8 @@ std::optional<std::string> parse_options(const std::vector<std::string>& args, s
             } else if (flag == "--public-url") {
                 cfg.public_url = need();
                 process->public_url_given = true;
+            } else if (flag == "--max-open-files") {
+                process->max_open_files = to_int(flag, need(), min_max_open_files);
             } else if (flag == "--rate-limit-points") {
                 cfg.rate_limit_points = static_cast<double>(to_int(flag, need(), 1));
             } else if (flag == "--rate-limit-window-seconds") {

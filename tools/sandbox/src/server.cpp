@@ -14,8 +14,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <sys/resource.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -52,6 +56,8 @@ const char* usage_text =
     "  --api-key KEY                   X-Auth-Token of the default store (default sandbox-key)\n"
     "  --data-dir DIR                  uploaded files (default: fresh temp dir, removed at exit)\n"
     "  --public-url URL                base of presigned URLs (default http://HOST:PORT)\n"
+    "  --max-open-files N              lower the soft limit of open files (RLIMIT_NOFILE) to N\n"
+    "                                  (at least 16; for tests of running out of descriptors)\n"
     "\n"
     "Store options (the default store; also the \"options\" of POST /sandbox/stores):\n"
     "  --rate-limit-points N           token bucket capacity (default 40)\n"
@@ -302,15 +308,21 @@ asio::awaitable<void> session(tcp::socket socket, store_registry& stores)
 
 asio::awaitable<void> listener(tcp::acceptor& acceptor, store_registry& stores)
 {
+    server_state& state = stores.server();
     for (;;) {
         auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
         if (ec) {
             if (ec == asio::error::operation_aborted || !acceptor.is_open())
                 co_return;
+            ++state.accept_errors;
+            state.accepting = false;
             continue;
         }
+        state.accepting = true;
+        ++state.connections;
         asio::co_spawn(acceptor.get_executor(), session(std::move(socket), stores),
-                       [](std::exception_ptr e) {
+                       [&state](std::exception_ptr e) {
+                           --state.connections;
                            if (e) {
                                try {
                                    std::rethrow_exception(e);
@@ -328,6 +340,18 @@ int main(int argc, char** argv)
 {
     options opt = parse_args(argc, argv);
     namespace fs = std::filesystem;
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) != 0)
+        die(std::string("getrlimit(RLIMIT_NOFILE): ") + std::strerror(errno));
+    if (opt.process.max_open_files) {
+        const auto wanted = static_cast<rlim_t>(*opt.process.max_open_files);
+        if (files.rlim_max != RLIM_INFINITY && wanted > files.rlim_max)
+            die("--max-open-files " + std::to_string(*opt.process.max_open_files) +
+                " is above the hard limit " + std::to_string(files.rlim_max));
+        files.rlim_cur = wanted;
+        if (::setrlimit(RLIMIT_NOFILE, &files) != 0)
+            die(std::string("setrlimit(RLIMIT_NOFILE): ") + std::strerror(errno));
+    }
     std::string temp_dir;
     try {
         if (!opt.process.data_dir_given) {
@@ -360,6 +384,8 @@ int main(int argc, char** argv)
             opt.cfg.public_url = base;
 
         store_registry stores{opt.cfg, wall_now()};
+        if (files.rlim_cur != RLIM_INFINITY)
+            stores.server().max_open_files = static_cast<std::int64_t>(files.rlim_cur);
         std::printf("listening on %s\n", base.c_str());
         std::fflush(stdout);
 

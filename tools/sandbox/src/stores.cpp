@@ -19,6 +19,7 @@ namespace {
 constexpr std::string_view stores_prefix = "/stores/";
 constexpr std::string_view storage_prefix = "/storage/";
 constexpr std::string_view manage_path = "/sandbox/stores";
+constexpr std::string_view server_path = "/sandbox/server";
 
 std::string key_hash(std::string_view api_key)
 {
@@ -121,6 +122,8 @@ response store_registry::handle(const request& req, time_point now)
         return default_->handle(req, now);
     if (path == manage_path || (path.starts_with(manage_path) && path[manage_path.size()] == '/'))
         return manage(req, path, now);
+    if (path == server_path && req.method == "GET")
+        return server_info(req);
     return by_token(req).handle(req, now);
 }
 
@@ -182,6 +185,17 @@ response store_registry::manage(const request& req, std::string_view path, time_
             return delete_store(std::string(id));
     }
     return error_response(404, "Not found");
+}
+
+response store_registry::server_info(const request& req) const
+{
+    const std::string* token = req.header("X-Auth-Token");
+    if (!token || !constant_time_equals(*token, default_->config().api_key))
+        return error_response(401, "Invalid API key");
+    return json_response(200, json::object{{"max_open_files", opt(server_.max_open_files)},
+                                           {"connections", server_.connections},
+                                           {"accepting", server_.accepting},
+                                           {"accept_errors", server_.accept_errors}});
 }
 
 std::string store_registry::new_api_key(const std::string& id)
