@@ -418,6 +418,84 @@ TEST(SandboxHostile, RawNonUtf8BytesInARequestAreNeverEchoed)
     EXPECT_EQ(lone.status, 400) << lone.body;
 }
 
+// --- 3. out of file descriptors -----------------------------------------------------
+// When accept() failed with EMFILE the listener retried at once, forever: the
+// pending connection kept the socket readable, so the sandbox spun at 100% CPU
+// until a descriptor was freed. Now it waits (100 ms, or until a connection of
+// its own closes) before accepting again. GET /sandbox/server counts the failed
+// accepts; while the sandbox is out of descriptors, the count may grow by at most
+// one per 100 ms.
+TEST(SandboxHostile, OutOfFileDescriptorsBacksOffAndServesAgain)
+{
+    sandbox_process sb({"--max-open-files", "40", "--no-rate-limit", "--seed-orders", "1"});
+    const int port = port_of(sb.origin());
+    connection control(port);
+    ASSERT_TRUE(control.ok());
+    auto server = [&] {
+        const auto a = control.get("/sandbox/server", sb.api_key());
+        EXPECT_EQ(a.status, 200) << a.head << a.body;
+        return json_of(a.body);
+    };
+    auto v = server();
+    EXPECT_EQ(v.at("max_open_files").as_int64(), 40);
+    EXPECT_EQ(v.at("accept_errors").as_int64(), 0);
+    EXPECT_EQ(v.at("accepting").as_bool(), true);
+
+    // Open connections, each with a request, until one is not accepted: either
+    // its answer comes, or the sandbox is full (an accept failed while it had
+    // only the connections before this one; Linux fails accept() with EMFILE
+    // whenever the descriptor table is full, a connection pending or not).
+    std::vector<connection> held;
+    std::optional<connection> waiting;
+    for (int i = 0; i < 100 && !waiting; ++i) {
+        connection c(port);  // the kernel completes the handshake (listen backlog)
+        ASSERT_TRUE(c.ok());
+        ASSERT_TRUE(c.send("GET /sandbox/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+        for (int k = 0;; ++k) {
+            ASSERT_LT(k, 100000) << "connection " << i << ": neither accepted nor refused";
+            if (c.readable()) {
+                const auto a = c.read();
+                ASSERT_EQ(a.status, 200) << a.head;
+                held.push_back(std::move(c));
+                break;
+            }
+            const auto s = server();
+            if (s.at("accept_errors").as_int64() > 0 &&
+                s.at("connections").as_int64() == static_cast<std::int64_t>(held.size()) + 1) {
+                waiting.emplace(std::move(c));
+                break;
+            }
+        }
+    }
+    ASSERT_TRUE(waiting) << "the sandbox never ran out of descriptors";
+    EXPECT_GT(held.size(), 10u);
+
+    // Out of descriptors: the connections it has are still served, and it does
+    // not retry accept() in a loop.
+    const auto before = server();
+    EXPECT_EQ(before.at("accepting").as_bool(), false);
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 200; ++i)
+        ASSERT_EQ(control.get("/sandbox/health", sb.api_key()).status, 200);
+    const auto after = server();
+    const auto elapsed_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+    const auto retries = after.at("accept_errors").as_int64() - before.at("accept_errors").as_int64();
+    EXPECT_LE(retries, 2 + elapsed_ms / 100) << "failed accepts in " << elapsed_ms << " ms";
+    EXPECT_FALSE(waiting->readable());  // not served yet
+
+    // Descriptors free again: the waiting connection is served, then new ones.
+    held.clear();
+    const auto a = waiting->read();
+    EXPECT_EQ(a.status, 200) << a.head;
+    EXPECT_EQ(a.body, R"({"status":"ok"})");
+    EXPECT_EQ(sb.request("GET", "/sandbox/health").status, 200);
+    const auto r = sb.request("GET", "/api/v1/external/orders");
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(server().at("accepting").as_bool(), true);
+}
+
+
 TEST(SandboxHostile, MaxOpenFilesIsAProcessFlagCheckedAtStart)
 {
     EXPECT_THROW(sandbox_process({"--max-open-files", "3"}), std::runtime_error);  // exits with status 2

@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -37,6 +38,9 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::uint64_t api_body_limit = 1024 * 1024;                         // 1 MiB
 constexpr std::uint64_t upload_body_limit = 2147483648ULL + 1024 * 1024;      // 2 GiB + headroom
 constexpr std::size_t upload_chunk = 256 * 1024;
+// After a failed accept(): wait this long, or until one of our connections
+// closes, before accepting again.
+constexpr auto accept_retry_delay = 100ms;
 
 time_point wall_now()
 {
@@ -306,7 +310,15 @@ asio::awaitable<void> session(tcp::socket socket, store_registry& stores)
     stream.socket().close(ec);
 }
 
-asio::awaitable<void> listener(tcp::acceptor& acceptor, store_registry& stores)
+// Out of file descriptors (EMFILE, ENFILE) and the like, accept() fails at
+// once every time it is tried (Linux fails it whenever the descriptor table is
+// full, a connection pending or not): retrying at once spun at 100% CPU. So after
+// a failure the listener waits for `retry` (accept_retry_delay), which a closing
+// connection cuts short, and tries again; the connections it has are served
+// meanwhile. A connection that was reset before it was accepted is not a reason
+// to wait.
+asio::awaitable<void> listener(tcp::acceptor& acceptor, store_registry& stores,
+                               asio::steady_timer& retry)
 {
     server_state& state = stores.server();
     for (;;) {
@@ -315,14 +327,27 @@ asio::awaitable<void> listener(tcp::acceptor& acceptor, store_registry& stores)
             if (ec == asio::error::operation_aborted || !acceptor.is_open())
                 co_return;
             ++state.accept_errors;
+            if (ec == asio::error::connection_aborted || ec == asio::error::connection_reset)
+                continue;
+            if (state.accepting)
+                std::fprintf(stderr, "accept: %s; accepting again in %lld ms or when a connection closes\n",
+                             ec.message().c_str(), static_cast<long long>(accept_retry_delay.count()));
             state.accepting = false;
+            retry.expires_after(accept_retry_delay);
+            co_await retry.async_wait(use_tuple);  // operation_aborted: a connection closed
+            if (!acceptor.is_open())
+                co_return;
             continue;
         }
+        if (!state.accepting)
+            std::fprintf(stderr, "accept: accepting again\n");
         state.accepting = true;
         ++state.connections;
         asio::co_spawn(acceptor.get_executor(), session(std::move(socket), stores),
-                       [&state](std::exception_ptr e) {
+                       [&state, &retry](std::exception_ptr e) {
                            --state.connections;
+                           if (!state.accepting)
+                               retry.cancel();  // a descriptor is free: accept now
                            if (e) {
                                try {
                                    std::rethrow_exception(e);
@@ -396,7 +421,8 @@ int main(int argc, char** argv)
             acceptor.close(ignored);
             ioc.stop();
         });
-        asio::co_spawn(ioc, listener(acceptor, stores), asio::detached);
+        asio::steady_timer accept_retry{ioc};
+        asio::co_spawn(ioc, listener(acceptor, stores, accept_retry), asio::detached);
         ioc.run();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "digital-delivery-sandbox: %s\n", e.what());
