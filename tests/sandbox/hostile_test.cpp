@@ -514,3 +514,108 @@ TEST(SandboxHostile, MaxOpenFilesIsAProcessFlagCheckedAtStart)
     EXPECT_GT(json_of(a.body).at("max_open_files").as_int64(), 40);
     EXPECT_EQ(sb.request("GET", "/sandbox/server", {}, "wrong-key").status, 401);
 }
+
+// --- 4. huge clock advances --------------------------------------------------------
+// advance_seconds 1e300 was rounded with llround (out of range) and added to the
+// int64 offset: the clock jumped to year -292274998 (signed overflow, UB).
+TEST(SandboxHostile, HugeClockAdvancesAreRefusedAndTheClockStaysValid)
+{
+    auto& sb = sandbox_process::shared();
+    const auto store = sb.create_store({"--seed-orders", "2", "--no-rate-limit", "--download-days", "30"});
+    const std::string too_far =
+        R"({"errors":["advance_seconds is too large: the sandbox clock cannot go past 9999-12-31T23:59:59.999Z"]})";
+    for (const char* n : {"1e300", "1.7976931348623157e308", "9223372036854775807", "18446744073709551615",
+                          "9223372036854775.807", "9.3e15", "253402300800"}) {
+        const auto r = sb.request("POST", "/sandbox/clock", std::string(R"({"advance_seconds": )") + n + "}",
+                                  store.api_key);
+        EXPECT_EQ(r.status, 422) << n << ": " << r.body;
+        EXPECT_EQ(r.body, too_far) << n;
+    }
+    auto c = sb.clock(store);
+    EXPECT_EQ(c.offset_ms, 0);
+    EXPECT_EQ(c.now.substr(0, 2), "20") << c.now;
+    for (const char* bad : {R"({"advance_seconds": -1})", R"({"advance_seconds": "1"})", R"({})", R"([1])"}) {
+        const auto r = sb.request("POST", "/sandbox/clock", bad, store.api_key);
+        EXPECT_EQ(r.body, R"({"errors":["advance_seconds must be a non-negative number"]})") << bad;
+    }
+
+    // Up to the last representable millisecond (less a margin for the wall
+    // clock moving on during the test), then not one step further.
+    const std::int64_t end_ms = 253402300799999;  // 9999-12-31T23:59:59.999Z
+    const std::int64_t wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch()).count();
+    const std::int64_t jump_s = (end_ms - wall_ms) / 1000 - 3600;
+    auto r = sb.request("POST", "/sandbox/clock", R"({"advance_seconds": )" + std::to_string(jump_s) + "}",
+                        store.api_key);
+    ASSERT_EQ(r.status, 200) << r.body;
+    auto v = json_of(r.body);
+    EXPECT_EQ(str(v.at("now")).substr(0, 13), "9999-12-31T22") << r.body;
+    EXPECT_EQ(v.at("offset_ms").as_int64(), jump_s * 1000);
+    r = sb.request("POST", "/sandbox/clock", R"({"advance_seconds": 7200})", store.api_key);
+    EXPECT_EQ(r.body, too_far);
+    EXPECT_EQ(sb.clock(store).offset_ms, jump_s * 1000);
+    r = sb.request("POST", "/sandbox/clock", R"({"advance_seconds": 0.5})", store.api_key);
+    EXPECT_EQ(r.status, 200) << r.body;
+
+    // The store still answers with valid times at the end of its clock.
+    r = sb.request("POST", "/api/v1/external/assets", R"({"asset":{"type":"licence","name":"K"}})", store.api_key);
+    ASSERT_EQ(r.status, 201) << r.body;
+    const std::string asset_id = str(json_of(r.body).at("asset").at("id"));
+    EXPECT_EQ(str(json_of(r.body).at("asset").at("created_at")).substr(0, 10), "9999-12-31");
+    r = sb.request("POST", "/api/v1/external/digital_products",
+                   R"({"digital_product":{"store_product_id":7500000003333,"asset_ids":[")" + asset_id + R"("]}})",
+                   store.api_key);
+    ASSERT_EQ(r.status, 201) << r.body;
+    r = sb.request("POST", "/sandbox/purchases", R"({"store_product_id": 7500000003333, "email": "b@example.com"})",
+                   store.api_key);
+    ASSERT_EQ(r.status, 201) << r.body;
+    const std::string order_id = str(json_of(r.body).at("order").at("id"));
+    r = sb.request("GET", "/api/v1/external/orders/" + order_id + "/downloads", {}, store.api_key);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(json_of(r.body).at("downloads").as_array().at(0).at("download_expired").as_bool(), false);
+    r = sb.request("GET", "/api/v1/external/orders?sort=created_at_asc&per_page=1", {}, store.api_key);
+    EXPECT_EQ(r.status, 200) << r.body;
+}
+
+// Store flags that are added to times are bounded too (POST /sandbox/stores
+// takes them from clients): --download-days 9223372036854775807 overflowed in
+// "created_at + download_days days".
+TEST(SandboxHostile, TimeFlagsOfAStoreAreBounded)
+{
+    auto& sb = sandbox_process::shared();
+    for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+             {"--download-days", "9223372036854775807"},
+             {"--download-days", "3650001"},
+             {"--watermark-delay-ms", "9223372036854775807"},
+             {"--watermark-delay-ms", "315360000000001"}}) {
+        try {
+            sb.create_store({flag, value});
+            ADD_FAILURE() << flag << " " << value << " was accepted";
+        } catch (const std::runtime_error& e) {
+            EXPECT_NE(std::string(e.what()).find("HTTP 422"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("invalid value for " + flag + ": " + value), std::string::npos)
+                << e.what();
+        }
+    }
+    // the largest values work, also at the end of the clock
+    const auto store = sb.create_store({"--seed-orders", "3", "--no-rate-limit", "--download-days", "3650000",
+                                        "--watermark-delay-ms", "315360000000000"});
+    auto r = sb.request("GET", "/sandbox/clock", {}, store.api_key);
+    const std::int64_t end_ms = 253402300799999;
+    const std::int64_t wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch()).count();
+    r = sb.request("POST", "/sandbox/clock",
+                   R"({"advance_seconds": )" + std::to_string((end_ms - wall_ms) / 1000 - 3600) + "}", store.api_key);
+    ASSERT_EQ(r.status, 200) << r.body;
+    r = sb.request("POST", "/sandbox/purchases", R"({"store_product_id": 7500000001111, "email": "b@example.com"})",
+                   store.api_key);
+    ASSERT_EQ(r.status, 201) << r.body;
+    r = sb.request("GET", "/api/v1/external/orders?per_page=250", {}, store.api_key);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const auto orders = json_of(r.body);
+    for (const auto& o : orders.at("orders").as_array()) {
+        const auto d = sb.request("GET", "/api/v1/external/orders/" + str(o.at("id")) + "/downloads", {}, store.api_key);
+        EXPECT_EQ(d.status, 200) << d.body;
+        json_of(d.body);
+    }
+}

@@ -105,9 +105,9 @@ std::optional<std::string> parse_options(const std::vector<std::string>& args, s
                     return "--watermark takes on or off";
                 cfg.watermark = value == "on";
             } else if (flag == "--watermark-delay-ms") {
-                cfg.watermark_delay_ms = to_int(flag, need(), 0);
+                cfg.watermark_delay_ms = to_int(flag, need(), 0, max_watermark_delay_ms);
             } else if (flag == "--download-days") {
-                cfg.download_days = to_int(flag, need(), 0);
+                cfg.download_days = to_int(flag, need(), 0, max_download_days);
             } else if (flag == "--download-limit") {
                 cfg.download_limit = to_int(flag, need(), 0);
             } else if (flag == "--upload-url-ttl-seconds") {

@@ -27,6 +27,10 @@ inline constexpr std::int64_t min_max_open_files = 16;
 
 // Upper bound of --seed-orders (seeding runs when a store is created).
 inline constexpr std::int64_t max_seed_orders = 1000000;
+// Upper bounds of the flags that are added to times (10000 years each), so that
+// "time + flag" cannot overflow, whatever the sandbox clock (at most year 9999).
+inline constexpr std::int64_t max_download_days = 3650000;
+inline constexpr std::int64_t max_watermark_delay_ms = 315360000000000;
 
 // Applies the flags in `args` (without the program name) in order onto `cfg`,
 // in the forms "--flag value" and "--flag=value".

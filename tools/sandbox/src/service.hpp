@@ -120,6 +120,8 @@ public:
 
     static constexpr std::string_view bucket = "sandbox-assets";
     static constexpr std::int64_t max_byte_size = 2147483648LL;
+    // POST /sandbox/clock cannot move the clock past 9999-12-31T23:59:59.999Z.
+    static constexpr std::int64_t max_clock_ms = 253402300799999LL;
 
 private:
     struct pending_upload {
