@@ -619,3 +619,62 @@ TEST(SandboxHostile, TimeFlagsOfAStoreAreBounded)
         json_of(d.body);
     }
 }
+
+// --- 5. Host header (RFC 9112 section 3.2) -----------------------------------------------
+// "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1
+// request message that lacks a Host header field and to any request message that
+// contains more than one Host header field line or a Host header field with an
+// invalid field value." Two Host fields were accepted (the first one used).
+TEST(SandboxHostile, MoreThanOneHostFieldIs400)
+{
+    auto& sb = sandbox_process::shared();
+    const auto store = sb.create_store({"--seed-orders", "2", "--no-rate-limit"});
+    const int port = port_of(sb.origin());
+    struct case_ {
+        std::string request;
+        std::string error;
+    };
+    const std::string key = "X-Auth-Token: " + store.api_key + "\r\n";
+    const std::string purchase = R"({"store_product_id": 7500000001111})";
+    const std::vector<case_> cases = {
+        {"GET /sandbox/health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "more than one Host header field"},
+        {"GET /sandbox/health HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n", "more than one Host header field"},
+        {"GET /sandbox/health HTTP/1.0\r\nHost: a\r\nHOST: a\r\n\r\n", "more than one Host header field"},
+        {"GET /api/v1/external/orders HTTP/1.1\r\nHost: 127.0.0.1\r\n" + key + "Host: evil.example\r\n\r\n",
+         "more than one Host header field"},
+        {"POST /sandbox/purchases HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: 127.0.0.1\r\n" + key +
+             "Content-Type: application/json\r\nContent-Length: " + std::to_string(purchase.size()) + "\r\n\r\n" + purchase,
+         "more than one Host header field"},
+        {"PUT /storage/sandbox-assets/assets/x/y/z.pdf HTTP/1.1\r\nHost: a\r\nHost: b\r\nContent-Length: 4\r\n\r\nabcd",
+         "more than one Host header field"},
+        {"GET /sandbox/health HTTP/1.1\r\n\r\n", "missing Host header field"},
+        {"GET /sandbox/health HTTP/1.1\r\nHost: a b\r\n\r\n", "invalid Host header field"},
+        {"GET /sandbox/health HTTP/1.1\r\nHost: user@host\r\n\r\n", "invalid Host header field"},
+        {"GET /sandbox/health HTTP/1.1\r\nHost: a/b\r\n\r\n", "invalid Host header field"},
+    };
+    for (const auto& c : cases) {
+        connection conn(port);
+        ASSERT_TRUE(conn.ok());
+        const auto a = conn.request(c.request);
+        EXPECT_EQ(a.status, 400) << c.request << "\n" << a.head << a.body;
+        EXPECT_EQ(a.body, R"({"error":"Bad request: )" + c.error + "\"}") << c.request;
+        if (a.head.starts_with("HTTP/1.1")) {  // HTTP/1.0 closes by default
+            EXPECT_TRUE(a.has("Connection: close")) << a.head;
+        }
+        EXPECT_TRUE(conn.closed_by_peer()) << c.request;
+    }
+    // the refused purchase did not happen
+    auto r = sb.request("GET", "/api/v1/external/orders", {}, store.api_key);
+    EXPECT_EQ(json_of(r.body).at("pagination").at("total_count").as_int64(), 2) << r.body;
+
+    // accepted: one Host (also empty, with a port, an IPv6 literal); HTTP/1.0 without one
+    for (const char* ok : {"GET /sandbox/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                           "GET /sandbox/health HTTP/1.1\r\nHost: localhost:8080\r\n\r\n",
+                           "GET /sandbox/health HTTP/1.1\r\nHost: [::1]:80\r\n\r\n",
+                           "GET /sandbox/health HTTP/1.1\r\nHost:\r\n\r\n",
+                           "GET /sandbox/health HTTP/1.0\r\n\r\n"}) {
+        connection conn(port);
+        const auto a = conn.request(ok);
+        EXPECT_EQ(a.status, 200) << ok << a.head << a.body;
+    }
+}

@@ -24,6 +24,8 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -123,6 +125,27 @@ void log_request(std::string_view method, std::string_view target, int status,
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "%.*s %s %d %.1fms\n", static_cast<int>(method.size()), method.data(),
                  path_of(target).c_str(), status, ms);
+}
+
+// RFC 9112 section 3.2: "A server MUST respond with a 400 (Bad Request) status
+// code to any HTTP/1.1 request message that lacks a Host header field and to any
+// request message that contains more than one Host header field line or a Host
+// header field with an invalid field value." Valid: empty, or RFC 3986
+// host [":" port] characters (reg-name, IPv4, [IPv6]).
+std::optional<std::string> host_problem(const http::request_header<>& h)
+{
+    const auto n = h.count(http::field::host);
+    if (n > 1)
+        return "more than one Host header field";
+    if (n == 0)
+        return h.version() >= 11 ? std::optional<std::string>("missing Host header field") : std::nullopt;
+    for (const unsigned char c : h[http::field::host]) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                        std::string_view("-._~%!$&'()*+,;=:[]").find(static_cast<char>(c)) != std::string_view::npos;
+        if (!ok)
+            return "invalid Host header field";
+    }
+    return std::nullopt;
 }
 
 // Writes a core response; returns false when the connection must close.
@@ -228,6 +251,18 @@ asio::awaitable<void> session(tcp::socket socket, store_registry& stores)
         const unsigned version = h.version();
         const bool keep_alive = h.keep_alive();
         const bool head = h.method() == http::verb::head;
+
+        if (const auto problem = host_problem(h)) {
+            response bad;
+            bad.status = 400;
+            bad.headers.emplace_back("Content-Type", "application/json; charset=utf-8");
+            bad.body = "{\"error\":\"Bad request: " + *problem + "\"}";
+            bad.close = true;
+            co_await write_response(stream, bad, version, false, false);
+            log_request(req.method, req.target, 400, start);
+            co_await lingering_close(stream);  // a body may follow: let the client read the answer
+            co_return;
+        }
 
         if (store_registry::is_storage_upload(req.method, req.target)) {
             auto begun = stores.begin_upload(req, wall_now());
