@@ -678,3 +678,66 @@ TEST(SandboxHostile, MoreThanOneHostFieldIs400)
         EXPECT_EQ(a.status, 200) << ok << a.head << a.body;
     }
 }
+
+// --- 6. PATCH with every field omitted ----------------------------------------------
+// The contract: PATCH /assets/{id} "Body: asset (object, required), all fields
+// optional ... Response 200: asset. 404 when missing. 422 on validation
+// failure." {"asset":{}} was answered 400 "param is missing or the value is
+// empty", a status the contract does not declare for it.
+TEST(SandboxHostile, PatchWithNoFieldsAnswers200Unchanged)
+{
+    auto& sb = sandbox_process::shared();
+    const auto store = sb.create_store({"--seed-orders", "1", "--no-rate-limit"});
+    const std::string api = "/api/v1/external";
+    auto r = sb.request("POST", api + "/assets",
+                        R"({"asset":{"type":"external","name":"Cover","external_url":"https://x.example/a.png"}})",
+                        store.api_key);
+    ASSERT_EQ(r.status, 201) << r.body;
+    const std::string id = str(json_of(r.body).at("asset").at("id"));
+    const auto before = sb.request("GET", api + "/assets/" + id, {}, store.api_key).body;
+    sb.advance_clock(store, std::chrono::seconds(10));  // an updated_at change would show
+    for (const char* method : {"PATCH", "PUT"}) {
+        r = sb.request(method, api + "/assets/" + id, R"({"asset":{}})", store.api_key);
+        EXPECT_EQ(r.status, 200) << method << ": " << r.body;
+        EXPECT_EQ(r.body, before) << method;
+    }
+    r = sb.request("PATCH", api + "/assets/" + id, R"({"asset":{},"unknown":1})", store.api_key);
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(sb.request("GET", api + "/assets/" + id, {}, store.api_key).body, before);
+    // the same values again change nothing either; a new one does
+    r = sb.request("PATCH", api + "/assets/" + id, R"({"asset":{"name":"Cover","watermark_asset":false}})", store.api_key);
+    EXPECT_EQ(r.body, before);
+    r = sb.request("PATCH", api + "/assets/" + id, R"({"asset":{"name":"New"}})", store.api_key);
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_NE(str(json_of(r.body).at("asset").at("updated_at")), str(json_of(before).at("asset").at("updated_at")));
+    EXPECT_EQ(sb.request("PATCH", api + "/assets/00000000-0000-4000-8000-000000000000", R"({"asset":{}})",
+                         store.api_key).status, 404);
+
+    // digital products: the same rule ("all fields optional")
+    r = sb.request("POST", api + "/digital_products",
+                   R"({"digital_product":{"store_product_id":7500000001111,"asset_ids":[")" + id + R"("]}})",
+                   store.api_key);
+    ASSERT_EQ(r.status, 201) << r.body;
+    const std::string dp = str(json_of(r.body).at("digital_product").at("id"));
+    const auto dp_before = sb.request("GET", api + "/digital_products/" + dp, {}, store.api_key).body;
+    sb.advance_clock(store, std::chrono::seconds(10));
+    r = sb.request("PATCH", api + "/digital_products/" + dp, R"({"digital_product":{}})", store.api_key);
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, dp_before);
+
+    // POST: an empty object is a validation failure (422, declared), not a 400
+    r = sb.request("POST", api + "/assets", R"({"asset":{}})", store.api_key);
+    EXPECT_EQ(r.status, 422) << r.body;
+    EXPECT_EQ(r.body, R"({"errors":["Type can't be blank","Type is not included in the list"]})");
+    r = sb.request("POST", api + "/digital_products", R"({"digital_product":{}})", store.api_key);
+    EXPECT_EQ(r.status, 422) << r.body;
+    EXPECT_EQ(r.body, R"({"errors":["Store product can't be blank","Asset ids can't be blank"]})");
+    r = sb.request("POST", api + "/assets/" + id + "/replace", R"({"asset":{}})", store.api_key);
+    EXPECT_EQ(r.status, 422) << r.body;  // not internal
+    // a missing or non-object root stays a malformed body (400)
+    for (const char* body : {R"({})", R"({"asset":null})", R"({"asset":[]})", R"({"asset":"x"})", ""}) {
+        r = sb.request("PATCH", api + "/assets/" + id, body, store.api_key);
+        EXPECT_EQ(r.status, 400) << body << ": " << r.body;
+        EXPECT_EQ(r.body, R"({"error":"param is missing or the value is empty: asset"})") << body;
+    }
+}

@@ -100,9 +100,11 @@ std::variant<response, json::value> parse_body(const request& req)
 std::variant<response, const json::object*> require_root(const json::value& body,
                                                          std::string_view key)
 {
+    // An empty object is accepted: the contract declares "all fields optional"
+    // for PATCH (200, nothing changed), and POST answers its field errors (422).
     if (const auto* o = body.if_object()) {
         if (const auto* inner = o->if_contains(key)) {
-            if (const auto* io = inner->if_object(); io && !io->empty())
+            if (const auto* io = inner->if_object())
                 return io;
         }
     }
@@ -908,7 +910,12 @@ response service::update_asset(const std::string& id, const request& req, time_p
         a.autogenerate_licence_key = ag.value;
     if (!errors.empty())
         return errors_response(errors);
-    a.updated_at = now;
+    const asset& old = it->second;
+    // Like Rails: updated_at moves only when a value changes ({"asset":{}} changes nothing).
+    if (a.name != old.name || a.external_url != old.external_url || a.filename != old.filename ||
+        a.content_type != old.content_type || a.watermark_asset != old.watermark_asset ||
+        a.autogenerate_licence_key != old.autogenerate_licence_key)
+        a.updated_at = now;
     it->second = std::move(a);
     return json_response(200, json::object{{"asset", asset_json(it->second)}});
 }
@@ -1137,7 +1144,12 @@ response service::update_digital_product(const std::string& id, const request& r
         return errors_response(in.errors);
     if (d.preorder_launch_date != it->second.preorder_launch_date || newly_enabled)
         d.preorder_launched = d.preorder_launch_date && *d.preorder_launch_date <= now;
-    d.updated_at = now;
+    const digital_product& old = it->second;
+    if (d.asset_ids != old.asset_ids || d.upsert_always != old.upsert_always ||
+        d.custom_message != old.custom_message || d.preorder_enabled != old.preorder_enabled ||
+        d.preorder_launch_date != old.preorder_launch_date || d.preorder_subject != old.preorder_subject ||
+        d.preorder_heading != old.preorder_heading || d.preorder_description != old.preorder_description)
+        d.updated_at = now;
     it->second = std::move(d);
     return json_response(200, json::object{{"digital_product", digital_product_json(it->second)}});
 }
