@@ -741,3 +741,97 @@ TEST(SandboxHostile, PatchWithNoFieldsAnswers200Unchanged)
         EXPECT_EQ(r.body, R"({"error":"param is missing or the value is empty: asset"})") << body;
     }
 }
+
+// --- 7. the storage secret --------------------------------------------------------
+// The SigV4 secret of the presigned URLs was "sandbox/secret/<seed>": anyone who
+// knew the seed (42 by default) could sign storage URLs, and two processes with
+// the same seed accepted each other's URLs. It is random per process unless
+// --storage-secret gives one.
+namespace {
+
+struct upload_handle {
+    std::string target;  // the URL without its origin
+    std::string content_type, content_disposition;
+};
+
+upload_handle create_internal_asset(sandbox_process& sb, const std::string& key = {})
+{
+    const auto r = sb.request("POST", "/api/v1/external/assets",
+                              R"({"asset":{"type":"internal","filename":"a.txt","byte_size":4,"content_type":"text/plain"}})",
+                              key);
+    EXPECT_EQ(r.status, 201) << r.body;
+    const auto v = json_of(r.body);
+    upload_handle h;
+    const std::string url = str(v.at("upload").at("url"));
+    const std::string origin = "http://sandbox.test";
+    EXPECT_EQ(url.rfind(origin + "/", 0), 0u) << url;
+    h.target = url.substr(origin.size());
+    h.content_type = str(v.at("upload").at("headers").at("Content-Type"));
+    h.content_disposition = str(v.at("upload").at("headers").at("Content-Disposition"));
+    return h;
+}
+
+int put(const sandbox_process& sb, const upload_handle& h)
+{
+    connection c(port_of(sb.origin()));
+    const auto a = c.request("PUT " + h.target + " HTTP/1.1\r\nHost: sandbox.test\r\nContent-Type: " + h.content_type +
+                             "\r\nContent-Disposition: " + h.content_disposition +
+                             "\r\nContent-Length: 4\r\n\r\nabcd");
+    EXPECT_NE(a.status, 0);
+    if (a.status != 200) {
+        EXPECT_NE(a.body.find("<Code>SignatureDoesNotMatch</Code>"), std::string::npos) << a.body;
+    }
+    return a.status;
+}
+
+} // namespace
+
+TEST(SandboxHostile, StorageSecretIsRandomPerProcess)
+{
+    // Same seed, same public URL: the same asset ids and object keys in both.
+    const std::vector<std::string> flags = {"--seed-orders", "1", "--no-rate-limit", "--public-url", "http://sandbox.test"};
+    sandbox_process a(flags), b(flags);
+    const auto ha = create_internal_asset(a);
+    const auto hb = create_internal_asset(b);
+    const auto path = [](const std::string& t) { return t.substr(0, t.find('?')); };
+    ASSERT_EQ(path(ha.target), path(hb.target));
+    EXPECT_EQ(put(b, ha), 403);  // b does not accept a's URL
+    EXPECT_EQ(put(a, hb), 403);
+    EXPECT_EQ(put(a, ha), 200);  // each its own
+    EXPECT_EQ(put(b, hb), 200);
+
+    // Created stores: random too; one store never accepts another's URL.
+    const auto s1 = a.create_store({"--seed", "7"});
+    const auto s2 = a.create_store({"--seed", "7"});
+    auto h1 = create_internal_asset(a, s1.api_key);
+    auto h2 = create_internal_asset(a, s2.api_key);
+    ASSERT_EQ(path(h1.target).substr(path(h1.target).find("/storage/")),
+              path(h2.target).substr(path(h2.target).find("/storage/")));
+    h1.target.replace(0, ("/stores/" + s1.id).size(), "/stores/" + s2.id);
+    EXPECT_EQ(put(a, h1), 403);
+}
+
+TEST(SandboxHostile, StorageSecretIsDeterministicOnRequest)
+{
+    const std::vector<std::string> flags = {"--seed-orders", "1", "--no-rate-limit", "--public-url", "http://sandbox.test",
+                                            "--storage-secret", "my fixed secret"};
+    sandbox_process a(flags), b(flags);
+    const auto ha = create_internal_asset(a);
+    const auto hb = create_internal_asset(b);
+    EXPECT_EQ(put(b, ha), 200);  // the same secret: each accepts the other's URL
+    EXPECT_EQ(put(a, hb), 200);
+
+    // a store option too
+    const auto s1 = a.create_store({"--seed", "7", "--storage-secret", "shared"});
+    const auto s2 = a.create_store({"--seed", "7", "--storage-secret=shared"});
+    auto h1 = create_internal_asset(a, s1.api_key);
+    create_internal_asset(a, s2.api_key);  // the same asset id and object key in s2
+    h1.target.replace(0, ("/stores/" + s1.id).size(), "/stores/" + s2.id);
+    EXPECT_EQ(put(a, h1), 200);
+    try {
+        a.create_store({"--storage-secret", ""});
+        ADD_FAILURE() << "an empty secret was accepted";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("--storage-secret must not be empty"), std::string::npos) << e.what();
+    }
+}

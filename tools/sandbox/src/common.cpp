@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -449,6 +450,14 @@ bool constant_time_equals(std::string_view a, std::string_view b)
     for (std::size_t i = 0; i < a.size(); ++i)
         diff |= static_cast<unsigned char>(a[i] ^ b[i]);
     return diff == 0;
+}
+
+std::string random_hex(std::size_t bytes)
+{
+    std::string raw(bytes, '\0');
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1)
+        throw std::runtime_error("RAND_bytes failed");
+    return hex(raw);
 }
 
 // --- ids ---------------------------------------------------------------------

@@ -57,6 +57,8 @@ std::string sha256(std::string_view data);                     // raw 32 bytes
 std::string hmac_sha256(std::string_view key, std::string_view data); // raw 32 bytes
 std::string hex(std::string_view bytes);
 bool constant_time_equals(std::string_view a, std::string_view b);
+// `bytes` bytes from OpenSSL's CSPRNG, lowercase hex; throws when it fails.
+std::string random_hex(std::size_t bytes);
 
 // --- ids ---------------------------------------------------------------------
 class id_generator {

@@ -110,6 +110,10 @@ std::optional<std::string> parse_options(const std::vector<std::string>& args, s
                 cfg.download_days = to_int(flag, need(), 0, max_download_days);
             } else if (flag == "--download-limit") {
                 cfg.download_limit = to_int(flag, need(), 0);
+            } else if (flag == "--storage-secret") {
+                cfg.storage_secret = need();
+                if (cfg.storage_secret.empty())
+                    return "--storage-secret must not be empty";
             } else if (flag == "--upload-url-ttl-seconds") {
                 cfg.upload_url_ttl_seconds = to_int(flag, need(), 1);
                 if (cfg.upload_url_ttl_seconds > 604800)

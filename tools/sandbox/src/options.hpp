@@ -36,7 +36,8 @@ inline constexpr std::int64_t max_watermark_delay_ms = 315360000000000;
 // in the forms "--flag value" and "--flag=value".
 //   Store flags: --rate-limit-points, --rate-limit-window-seconds, --no-rate-limit,
 //   --quota-storage-bytes, --quota-asset-count, --seed, --seed-orders, --watermark,
-//   --watermark-delay-ms, --download-days, --download-limit, --upload-url-ttl-seconds.
+//   --watermark-delay-ms, --download-days, --download-limit, --upload-url-ttl-seconds,
+//   --storage-secret.
 //   Process flags (only when `process` is given, else refused): --host, --port,
 //   --api-key, --data-dir, --public-url, --max-open-files, --help (-h).
 // Returns the first problem as a message ("unknown option --x", "missing value

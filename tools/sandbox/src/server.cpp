@@ -79,6 +79,8 @@ const char* usage_text =
     "  --download-days N               download expiry in days (default: none, at most 3650000)\n"
     "  --download-limit N              per-file download limit (default: unlimited)\n"
     "  --upload-url-ttl-seconds N      presigned upload URL validity (default 3600)\n"
+    "  --storage-secret S              secret of the presigned storage URLs (default: random\n"
+    "                                  per store; give one for URLs that do not change)\n"
     "Flags take their value as the next argument or as --flag=value.\n"
     "\n"
     "Several stores: POST /sandbox/stores with the default store's key and the body\n"

@@ -327,9 +327,7 @@ service::service(sandbox_config cfg, time_point start)
       bucket_(cfg_.rate_limit_points, cfg_.rate_limit_window_seconds)
 {
     creds_.access_key_id = "SANDBOXAKIDEXAMPLE01";
-    creds_.secret_access_key = cfg_.storage_secret.empty()
-                                   ? "sandbox/secret/" + std::to_string(cfg_.seed)
-                                   : cfg_.storage_secret;
+    creds_.secret_access_key = cfg_.storage_secret.empty() ? random_hex(32) : cfg_.storage_secret;
     while (!cfg_.public_url.empty() && cfg_.public_url.back() == '/')
         cfg_.public_url.pop_back();
     seed_orders(start);

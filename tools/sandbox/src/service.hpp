@@ -36,9 +36,10 @@ struct sandbox_config {
     std::int64_t upload_url_ttl_seconds = 3600;
     std::int64_t download_url_ttl_seconds = 300;
     std::string shop_name = "Sandbox Store";
-    // SigV4 secret of the presigned storage URLs; empty: derived from the seed.
-    // Stores in one process get distinct secrets, so that one store's URLs are
-    // never accepted by another (see store_registry).
+    // SigV4 secret of the presigned storage URLs (--storage-secret); empty: 32
+    // random bytes drawn when the store is created, so that no two stores (of
+    // one process or of two) accept each other's URLs and nobody can sign one
+    // from the seed.
     std::string storage_secret;
 };
 

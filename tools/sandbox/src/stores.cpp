@@ -251,9 +251,9 @@ response store_registry::create_store(const request& req, time_point now)
     cfg.api_key = api_key ? *api_key : new_api_key(id);
     cfg.public_url = origin() + std::string(stores_prefix) + id;
     cfg.data_dir = (fs::path(default_->config().data_dir) / "stores" / id).string();
-    // Distinct per store, so that a store never accepts another's presigned URLs
-    // (stores with the same --seed have the same ids and object keys).
-    cfg.storage_secret = "sandbox/secret/" + std::to_string(cfg.seed) + "/" + id;
+    // cfg.storage_secret: --storage-secret of the options, else empty: random
+    // (service), so that a store never accepts another's presigned URLs (stores
+    // with the same --seed have the same ids and object keys).
     std::error_code ec;
     fs::remove_all(cfg.data_dir, ec);  // left over by an earlier process with this --data-dir
     ec.clear();
