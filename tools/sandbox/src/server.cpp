@@ -367,9 +367,16 @@ asio::awaitable<void> listener(tcp::acceptor& acceptor, store_registry& stores,
             ++state.accept_errors;
             if (ec == asio::error::connection_aborted || ec == asio::error::connection_reset)
                 continue;
-            if (state.accepting)
+            if (state.accepting) {
+                // strerror, not ec.message(): with clang's -fsanitize=vptr the virtual
+                // call on Boost's system category (shared with the GCC-built Boost
+                // libraries) is reported as a bad vptr, which would abort a sanitizer build.
+                const std::string what = ec.category() == boost::system::system_category()
+                                             ? std::string(std::strerror(ec.value()))
+                                             : "error " + std::to_string(ec.value());
                 std::fprintf(stderr, "accept: %s; accepting again in %lld ms or when a connection closes\n",
-                             ec.message().c_str(), static_cast<long long>(accept_retry_delay.count()));
+                             what.c_str(), static_cast<long long>(accept_retry_delay.count()));
+            }
             state.accepting = false;
             retry.expires_after(accept_retry_delay);
             co_await retry.async_wait(use_tuple);  // operation_aborted: a connection closed
