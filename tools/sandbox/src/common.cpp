@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -221,7 +222,9 @@ bool icontains(std::string_view haystack, std::string_view needle)
 
 std::optional<std::int64_t> parse_int64(std::string_view s)
 {
-    if (s.empty() || s.size() > 19)
+    // [+-]digits, within [INT64_MIN, INT64_MAX]; nothing else (no spaces, no
+    // exponent). Accumulates negatively so that INT64_MIN is representable.
+    if (s.empty())
         return std::nullopt;
     std::size_t i = 0;
     bool neg = false;
@@ -231,13 +234,21 @@ std::optional<std::int64_t> parse_int64(std::string_view s)
         if (s.size() == 1)
             return std::nullopt;
     }
-    std::int64_t v = 0;
+    constexpr std::int64_t min = INT64_MIN;
+    std::int64_t v = 0;  // <= 0
     for (; i < s.size(); ++i) {
         if (s[i] < '0' || s[i] > '9')
             return std::nullopt;
-        v = v * 10 + (s[i] - '0');
+        const int d = s[i] - '0';
+        if (v < (min + d) / 10)
+            return std::nullopt;  // v * 10 - d < INT64_MIN
+        v = v * 10 - d;
     }
-    return neg ? -v : v;
+    if (neg)
+        return v;
+    if (v == min)
+        return std::nullopt;
+    return -v;
 }
 
 std::string uri_encode(std::string_view s, bool keep_slash)
@@ -310,18 +321,91 @@ std::optional<query_params> parse_query(std::string_view raw, bool plus_as_space
     return out;
 }
 
+namespace {
+// Length of the valid UTF-8 sequence at s[i], or 0.
+std::size_t utf8_sequence(std::string_view s, std::size_t i)
+{
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80)
+        return 1;
+    std::size_t n = 0;
+    std::uint32_t cp = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+        cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size())
+        return 0;
+    for (std::size_t k = 1; k < n; ++k) {
+        const auto cc = static_cast<unsigned char>(s[i + k]);
+        if ((cc & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (cc & 0x3F);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+constexpr std::string_view replacement_character = "\xEF\xBF\xBD";  // U+FFFD
+} // namespace
+
+bool valid_utf8(std::string_view s)
+{
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t n = utf8_sequence(s, i);
+        if (n == 0)
+            return false;
+        i += n;
+    }
+    return true;
+}
+
+std::string to_valid_utf8(std::string_view s)
+{
+    std::string r;
+    r.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t n = utf8_sequence(s, i);
+        if (n == 0) {
+            r += replacement_character;
+            ++i;
+        } else {
+            r.append(s.substr(i, n));
+            i += n;
+        }
+    }
+    return r;
+}
+
 std::string xml_escape(std::string_view s)
 {
     std::string r;
-    for (char c : s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const char c = s[i];
+        const std::size_t n = utf8_sequence(s, i);
+        if (n == 0 || (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')) {
+            r += replacement_character;
+            ++i;
+            continue;
+        }
         switch (c) {
         case '<': r += "&lt;"; break;
         case '>': r += "&gt;"; break;
         case '&': r += "&amp;"; break;
         case '"': r += "&quot;"; break;
         case '\'': r += "&apos;"; break;
-        default: r.push_back(c);
+        default: r.append(s.substr(i, n));
         }
+        i += n;
     }
     return r;
 }
@@ -366,6 +450,14 @@ bool constant_time_equals(std::string_view a, std::string_view b)
     for (std::size_t i = 0; i < a.size(); ++i)
         diff |= static_cast<unsigned char>(a[i] ^ b[i]);
     return diff == 0;
+}
+
+std::string random_hex(std::size_t bytes)
+{
+    std::string raw(bytes, '\0');
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1)
+        throw std::runtime_error("RAND_bytes failed");
+    return hex(raw);
 }
 
 // --- ids ---------------------------------------------------------------------

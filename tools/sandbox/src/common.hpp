@@ -44,13 +44,21 @@ std::string uri_encode(std::string_view s, bool keep_slash = false);
 std::optional<std::string> percent_decode(std::string_view s, bool plus_as_space);
 // Splits a raw query string (without '?') into decoded pairs; nullopt on bad escapes.
 std::optional<query_params> parse_query(std::string_view raw, bool plus_as_space);
+// XML text: & < > " ' escaped; bytes that are not UTF-8, and the control
+// characters XML 1.0 forbids, become U+FFFD (the sandbox never emits invalid UTF-8).
 std::string xml_escape(std::string_view s);
+// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
+bool valid_utf8(std::string_view s);
+// s with every byte that does not start a valid UTF-8 sequence replaced by U+FFFD.
+std::string to_valid_utf8(std::string_view s);
 
 // --- crypto (OpenSSL) --------------------------------------------------------
 std::string sha256(std::string_view data);                     // raw 32 bytes
 std::string hmac_sha256(std::string_view key, std::string_view data); // raw 32 bytes
 std::string hex(std::string_view bytes);
 bool constant_time_equals(std::string_view a, std::string_view b);
+// `bytes` bytes from OpenSSL's CSPRNG, lowercase hex; throws when it fails.
+std::string random_hex(std::size_t bytes);
 
 // --- ids ---------------------------------------------------------------------
 class id_generator {

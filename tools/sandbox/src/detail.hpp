@@ -84,10 +84,15 @@ template <class T, class ToJson>
 json::object page_json(const std::vector<const T*>& hits, const paging& p, std::string_view key, ToJson&& to_json)
 {
     json::array arr;
-    const auto begin = static_cast<std::size_t>(
-        std::min<std::int64_t>(static_cast<std::int64_t>(hits.size()), (p.page - 1) * p.per_page));
-    for (std::size_t i = begin; i < hits.size() && i < begin + static_cast<std::size_t>(p.per_page); ++i)
-        arr.push_back(to_json(*hits[i]));
+    // page >= 1 and 1 <= per_page <= 250 (parse_paging): (page - 1) * per_page
+    // overflows for huge pages, so compare page - 1 with the number of full pages.
+    const auto size = static_cast<std::int64_t>(hits.size());
+    if (p.page - 1 < (size + p.per_page - 1) / p.per_page) {
+        const std::int64_t begin = (p.page - 1) * p.per_page;  // < size
+        const std::int64_t end = std::min(size, begin + p.per_page);
+        for (std::int64_t i = begin; i < end; ++i)
+            arr.push_back(to_json(*hits[static_cast<std::size_t>(i)]));
+    }
     return json::object{{key, std::move(arr)}, {"pagination", pagination_json(p, hits.size())}};
 }
 

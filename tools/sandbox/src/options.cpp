@@ -26,7 +26,8 @@ std::int64_t to_int(const std::string& flag, const std::string& v, std::int64_t 
 bool is_process_flag(std::string_view flag)
 {
     return flag == "--help" || flag == "-h" || flag == "--host" || flag == "--port" ||
-           flag == "--api-key" || flag == "--data-dir" || flag == "--public-url";
+           flag == "--api-key" || flag == "--data-dir" || flag == "--public-url" ||
+           flag == "--max-open-files";
 }
 
 std::optional<std::string> parse_options(const std::vector<std::string>& args, sandbox_config& cfg,
@@ -76,6 +77,8 @@ std::optional<std::string> parse_options(const std::vector<std::string>& args, s
             } else if (flag == "--public-url") {
                 cfg.public_url = need();
                 process->public_url_given = true;
+            } else if (flag == "--max-open-files") {
+                process->max_open_files = to_int(flag, need(), min_max_open_files);
             } else if (flag == "--rate-limit-points") {
                 cfg.rate_limit_points = static_cast<double>(to_int(flag, need(), 1));
             } else if (flag == "--rate-limit-window-seconds") {
@@ -102,11 +105,15 @@ std::optional<std::string> parse_options(const std::vector<std::string>& args, s
                     return "--watermark takes on or off";
                 cfg.watermark = value == "on";
             } else if (flag == "--watermark-delay-ms") {
-                cfg.watermark_delay_ms = to_int(flag, need(), 0);
+                cfg.watermark_delay_ms = to_int(flag, need(), 0, max_watermark_delay_ms);
             } else if (flag == "--download-days") {
-                cfg.download_days = to_int(flag, need(), 0);
+                cfg.download_days = to_int(flag, need(), 0, max_download_days);
             } else if (flag == "--download-limit") {
                 cfg.download_limit = to_int(flag, need(), 0);
+            } else if (flag == "--storage-secret") {
+                cfg.storage_secret = need();
+                if (cfg.storage_secret.empty())
+                    return "--storage-secret must not be empty";
             } else if (flag == "--upload-url-ttl-seconds") {
                 cfg.upload_url_ttl_seconds = to_int(flag, need(), 1);
                 if (cfg.upload_url_ttl_seconds > 604800)

@@ -10,15 +10,22 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <sys/resource.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -33,6 +40,9 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::uint64_t api_body_limit = 1024 * 1024;                         // 1 MiB
 constexpr std::uint64_t upload_body_limit = 2147483648ULL + 1024 * 1024;      // 2 GiB + headroom
 constexpr std::size_t upload_chunk = 256 * 1024;
+// After a failed accept(): wait this long, or until one of our connections
+// closes, before accepting again.
+constexpr auto accept_retry_delay = 100ms;
 
 time_point wall_now()
 {
@@ -52,6 +62,8 @@ const char* usage_text =
     "  --api-key KEY                   X-Auth-Token of the default store (default sandbox-key)\n"
     "  --data-dir DIR                  uploaded files (default: fresh temp dir, removed at exit)\n"
     "  --public-url URL                base of presigned URLs (default http://HOST:PORT)\n"
+    "  --max-open-files N              lower the soft limit of open files (RLIMIT_NOFILE) to N\n"
+    "                                  (at least 16; for tests of running out of descriptors)\n"
     "\n"
     "Store options (the default store; also the \"options\" of POST /sandbox/stores):\n"
     "  --rate-limit-points N           token bucket capacity (default 40)\n"
@@ -62,10 +74,13 @@ const char* usage_text =
     "  --seed N                        RNG seed for ids and seeded data (default 42)\n"
     "  --seed-orders N                 number of seeded orders, at most 1000000 (default 1000)\n"
     "  --watermark on|off              store-level PDF watermarking (default on)\n"
-    "  --watermark-delay-ms N          processing -> ready delay (default 2000)\n"
-    "  --download-days N               download expiry in days (default: none)\n"
+    "  --watermark-delay-ms N          processing -> ready delay (default 2000, at most\n"
+    "                                  315360000000000)\n"
+    "  --download-days N               download expiry in days (default: none, at most 3650000)\n"
     "  --download-limit N              per-file download limit (default: unlimited)\n"
     "  --upload-url-ttl-seconds N      presigned upload URL validity (default 3600)\n"
+    "  --storage-secret S              secret of the presigned storage URLs (default: random\n"
+    "                                  per store; give one for URLs that do not change)\n"
     "Flags take their value as the next argument or as --flag=value.\n"
     "\n"
     "Several stores: POST /sandbox/stores with the default store's key and the body\n"
@@ -112,6 +127,27 @@ void log_request(std::string_view method, std::string_view target, int status,
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "%.*s %s %d %.1fms\n", static_cast<int>(method.size()), method.data(),
                  path_of(target).c_str(), status, ms);
+}
+
+// RFC 9112 section 3.2: "A server MUST respond with a 400 (Bad Request) status
+// code to any HTTP/1.1 request message that lacks a Host header field and to any
+// request message that contains more than one Host header field line or a Host
+// header field with an invalid field value." Valid: empty, or RFC 3986
+// host [":" port] characters (reg-name, IPv4, [IPv6]).
+std::optional<std::string> host_problem(const http::request_header<>& h)
+{
+    const auto n = h.count(http::field::host);
+    if (n > 1)
+        return "more than one Host header field";
+    if (n == 0)
+        return h.version() >= 11 ? std::optional<std::string>("missing Host header field") : std::nullopt;
+    for (const unsigned char c : h[http::field::host]) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                        std::string_view("-._~%!$&'()*+,;=:[]").find(static_cast<char>(c)) != std::string_view::npos;
+        if (!ok)
+            return "invalid Host header field";
+    }
+    return std::nullopt;
 }
 
 // Writes a core response; returns false when the connection must close.
@@ -218,6 +254,18 @@ asio::awaitable<void> session(tcp::socket socket, store_registry& stores)
         const bool keep_alive = h.keep_alive();
         const bool head = h.method() == http::verb::head;
 
+        if (const auto problem = host_problem(h)) {
+            response bad;
+            bad.status = 400;
+            bad.headers.emplace_back("Content-Type", "application/json; charset=utf-8");
+            bad.body = "{\"error\":\"Bad request: " + *problem + "\"}";
+            bad.close = true;
+            co_await write_response(stream, bad, version, false, false);
+            log_request(req.method, req.target, 400, start);
+            co_await lingering_close(stream);  // a body may follow: let the client read the answer
+            co_return;
+        }
+
         if (store_registry::is_storage_upload(req.method, req.target)) {
             auto begun = stores.begin_upload(req, wall_now());
             if (auto* refusal = std::get_if<response>(&begun)) {
@@ -300,17 +348,51 @@ asio::awaitable<void> session(tcp::socket socket, store_registry& stores)
     stream.socket().close(ec);
 }
 
-asio::awaitable<void> listener(tcp::acceptor& acceptor, store_registry& stores)
+// Out of file descriptors (EMFILE, ENFILE) and the like, accept() fails at
+// once every time it is tried (Linux fails it whenever the descriptor table is
+// full, a connection pending or not): retrying at once spun at 100% CPU. So after
+// a failure the listener waits for `retry` (accept_retry_delay), which a closing
+// connection cuts short, and tries again; the connections it has are served
+// meanwhile. A connection that was reset before it was accepted is not a reason
+// to wait.
+asio::awaitable<void> listener(tcp::acceptor& acceptor, store_registry& stores,
+                               asio::steady_timer& retry)
 {
+    server_state& state = stores.server();
     for (;;) {
         auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
         if (ec) {
             if (ec == asio::error::operation_aborted || !acceptor.is_open())
                 co_return;
+            ++state.accept_errors;
+            if (ec == asio::error::connection_aborted || ec == asio::error::connection_reset)
+                continue;
+            if (state.accepting) {
+                // strerror, not ec.message(): with clang's -fsanitize=vptr the virtual
+                // call on Boost's system category (shared with the GCC-built Boost
+                // libraries) is reported as a bad vptr, which would abort a sanitizer build.
+                const std::string what = ec.category() == boost::system::system_category()
+                                             ? std::string(std::strerror(ec.value()))
+                                             : "error " + std::to_string(ec.value());
+                std::fprintf(stderr, "accept: %s; accepting again in %lld ms or when a connection closes\n",
+                             what.c_str(), static_cast<long long>(accept_retry_delay.count()));
+            }
+            state.accepting = false;
+            retry.expires_after(accept_retry_delay);
+            co_await retry.async_wait(use_tuple);  // operation_aborted: a connection closed
+            if (!acceptor.is_open())
+                co_return;
             continue;
         }
+        if (!state.accepting)
+            std::fprintf(stderr, "accept: accepting again\n");
+        state.accepting = true;
+        ++state.connections;
         asio::co_spawn(acceptor.get_executor(), session(std::move(socket), stores),
-                       [](std::exception_ptr e) {
+                       [&state, &retry](std::exception_ptr e) {
+                           --state.connections;
+                           if (!state.accepting)
+                               retry.cancel();  // a descriptor is free: accept now
                            if (e) {
                                try {
                                    std::rethrow_exception(e);
@@ -328,6 +410,18 @@ int main(int argc, char** argv)
 {
     options opt = parse_args(argc, argv);
     namespace fs = std::filesystem;
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) != 0)
+        die(std::string("getrlimit(RLIMIT_NOFILE): ") + std::strerror(errno));
+    if (opt.process.max_open_files) {
+        const auto wanted = static_cast<rlim_t>(*opt.process.max_open_files);
+        if (files.rlim_max != RLIM_INFINITY && wanted > files.rlim_max)
+            die("--max-open-files " + std::to_string(*opt.process.max_open_files) +
+                " is above the hard limit " + std::to_string(files.rlim_max));
+        files.rlim_cur = wanted;
+        if (::setrlimit(RLIMIT_NOFILE, &files) != 0)
+            die(std::string("setrlimit(RLIMIT_NOFILE): ") + std::strerror(errno));
+    }
     std::string temp_dir;
     try {
         if (!opt.process.data_dir_given) {
@@ -360,6 +454,8 @@ int main(int argc, char** argv)
             opt.cfg.public_url = base;
 
         store_registry stores{opt.cfg, wall_now()};
+        if (files.rlim_cur != RLIM_INFINITY)
+            stores.server().max_open_files = static_cast<std::int64_t>(files.rlim_cur);
         std::printf("listening on %s\n", base.c_str());
         std::fflush(stdout);
 
@@ -370,7 +466,8 @@ int main(int argc, char** argv)
             acceptor.close(ignored);
             ioc.stop();
         });
-        asio::co_spawn(ioc, listener(acceptor, stores), asio::detached);
+        asio::steady_timer accept_retry{ioc};
+        asio::co_spawn(ioc, listener(acceptor, stores, accept_retry), asio::detached);
         ioc.run();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "digital-delivery-sandbox: %s\n", e.what());

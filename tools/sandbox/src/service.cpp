@@ -43,6 +43,12 @@ response json_response(int status, const json::value& v)
     r.status = status;
     r.headers.emplace_back("Content-Type", "application/json; charset=utf-8");
     r.body = json::serialize(v);
+    // Boost.JSON serializes a string's bytes as they are. Every string the
+    // sandbox stores is valid UTF-8 (JSON input is validated by the parser,
+    // derived strings are checked), so this is only a safety net: invalid
+    // bytes can only be inside strings (the JSON syntax is ASCII).
+    if (!valid_utf8(r.body))
+        r.body = to_valid_utf8(r.body);
     return r;
 }
 
@@ -94,9 +100,11 @@ std::variant<response, json::value> parse_body(const request& req)
 std::variant<response, const json::object*> require_root(const json::value& body,
                                                          std::string_view key)
 {
+    // An empty object is accepted: the contract declares "all fields optional"
+    // for PATCH (200, nothing changed), and POST answers its field errors (422).
     if (const auto* o = body.if_object()) {
         if (const auto* inner = o->if_contains(key)) {
-            if (const auto* io = inner->if_object(); io && !io->empty())
+            if (const auto* io = inner->if_object())
                 return io;
         }
     }
@@ -319,9 +327,7 @@ service::service(sandbox_config cfg, time_point start)
       bucket_(cfg_.rate_limit_points, cfg_.rate_limit_window_seconds)
 {
     creds_.access_key_id = "SANDBOXAKIDEXAMPLE01";
-    creds_.secret_access_key = cfg_.storage_secret.empty()
-                                   ? "sandbox/secret/" + std::to_string(cfg_.seed)
-                                   : cfg_.storage_secret;
+    creds_.secret_access_key = cfg_.storage_secret.empty() ? random_hex(32) : cfg_.storage_secret;
     while (!cfg_.public_url.empty() && cfg_.public_url.back() == '/')
         cfg_.public_url.pop_back();
     seed_orders(start);
@@ -659,8 +665,13 @@ std::optional<std::string> filename_from_url(const std::string& url)
     std::string_view seg = v.substr(last + 1);
     if (seg.empty())
         return std::nullopt;
+    // Decoded when that gives UTF-8 text without control characters (like the
+    // filename of an internal asset); else the segment as written (ASCII or
+    // valid UTF-8: the URL came from a JSON string): "%ff.pdf" stays "%ff.pdf".
     auto d = percent_decode(seg, false);
-    return d ? *d : std::string(seg);
+    if (d && valid_utf8(*d) && !has_control(*d))
+        return *d;
+    return std::string(seg);
 }
 
 std::optional<std::string> guess_content_type(const std::optional<std::string>& filename)
@@ -897,7 +908,12 @@ response service::update_asset(const std::string& id, const request& req, time_p
         a.autogenerate_licence_key = ag.value;
     if (!errors.empty())
         return errors_response(errors);
-    a.updated_at = now;
+    const asset& old = it->second;
+    // Like Rails: updated_at moves only when a value changes ({"asset":{}} changes nothing).
+    if (a.name != old.name || a.external_url != old.external_url || a.filename != old.filename ||
+        a.content_type != old.content_type || a.watermark_asset != old.watermark_asset ||
+        a.autogenerate_licence_key != old.autogenerate_licence_key)
+        a.updated_at = now;
     it->second = std::move(a);
     return json_response(200, json::object{{"asset", asset_json(it->second)}});
 }
@@ -1126,7 +1142,12 @@ response service::update_digital_product(const std::string& id, const request& r
         return errors_response(in.errors);
     if (d.preorder_launch_date != it->second.preorder_launch_date || newly_enabled)
         d.preorder_launched = d.preorder_launch_date && *d.preorder_launch_date <= now;
-    d.updated_at = now;
+    const digital_product& old = it->second;
+    if (d.asset_ids != old.asset_ids || d.upsert_always != old.upsert_always ||
+        d.custom_message != old.custom_message || d.preorder_enabled != old.preorder_enabled ||
+        d.preorder_launch_date != old.preorder_launch_date || d.preorder_subject != old.preorder_subject ||
+        d.preorder_heading != old.preorder_heading || d.preorder_description != old.preorder_description)
+        d.updated_at = now;
     it->second = std::move(d);
     return json_response(200, json::object{{"digital_product", digital_product_json(it->second)}});
 }

@@ -36,9 +36,10 @@ struct sandbox_config {
     std::int64_t upload_url_ttl_seconds = 3600;
     std::int64_t download_url_ttl_seconds = 300;
     std::string shop_name = "Sandbox Store";
-    // SigV4 secret of the presigned storage URLs; empty: derived from the seed.
-    // Stores in one process get distinct secrets, so that one store's URLs are
-    // never accepted by another (see store_registry).
+    // SigV4 secret of the presigned storage URLs (--storage-secret); empty: 32
+    // random bytes drawn when the store is created, so that no two stores (of
+    // one process or of two) accept each other's URLs and nobody can sign one
+    // from the seed.
     std::string storage_secret;
 };
 
@@ -120,6 +121,8 @@ public:
 
     static constexpr std::string_view bucket = "sandbox-assets";
     static constexpr std::int64_t max_byte_size = 2147483648LL;
+    // POST /sandbox/clock cannot move the clock past 9999-12-31T23:59:59.999Z.
+    static constexpr std::int64_t max_clock_ms = 253402300799999LL;
 
 private:
     struct pending_upload {

@@ -614,8 +614,14 @@ response service::advance_clock(const request& req, time_point now)
     const auto* v = o ? o->if_contains("advance_seconds") : nullptr;
     if (!v || !v->is_number() || v->to_number<double>() < 0 || !std::isfinite(v->to_number<double>()))
         return errors_response({"advance_seconds must be a non-negative number"});
-    const auto ms = std::chrono::milliseconds(
-        static_cast<std::int64_t>(std::llround(v->to_number<double>() * 1000.0)));
+    // The clock stops at the last millisecond of year 9999 (ISO 8601 with four
+    // year digits); refused before any conversion, so nothing can overflow.
+    const std::int64_t room = max_clock_ms - std::min(max_clock_ms, now.time_since_epoch().count());
+    const double wanted_ms = v->to_number<double>() * 1000.0;
+    if (!(wanted_ms <= static_cast<double>(room)) || std::llround(wanted_ms) > room)
+        return errors_response({"advance_seconds is too large: the sandbox clock cannot go past " +
+                                format_iso8601(time_point{std::chrono::milliseconds{max_clock_ms}})});
+    const auto ms = std::chrono::milliseconds(std::llround(wanted_ms));
     offset_ += ms;
     tick(now + ms);
     return json_response(200, json::object{{"now", format_iso8601(now + ms)},

@@ -19,6 +19,7 @@ namespace {
 constexpr std::string_view stores_prefix = "/stores/";
 constexpr std::string_view storage_prefix = "/storage/";
 constexpr std::string_view manage_path = "/sandbox/stores";
+constexpr std::string_view server_path = "/sandbox/server";
 
 std::string key_hash(std::string_view api_key)
 {
@@ -121,6 +122,8 @@ response store_registry::handle(const request& req, time_point now)
         return default_->handle(req, now);
     if (path == manage_path || (path.starts_with(manage_path) && path[manage_path.size()] == '/'))
         return manage(req, path, now);
+    if (path == server_path && req.method == "GET")
+        return server_info(req);
     return by_token(req).handle(req, now);
 }
 
@@ -184,6 +187,17 @@ response store_registry::manage(const request& req, std::string_view path, time_
     return error_response(404, "Not found");
 }
 
+response store_registry::server_info(const request& req) const
+{
+    const std::string* token = req.header("X-Auth-Token");
+    if (!token || !constant_time_equals(*token, default_->config().api_key))
+        return error_response(401, "Invalid API key");
+    return json_response(200, json::object{{"max_open_files", opt(server_.max_open_files)},
+                                           {"connections", server_.connections},
+                                           {"accepting", server_.accepting},
+                                           {"accept_errors", server_.accept_errors}});
+}
+
 std::string store_registry::new_api_key(const std::string& id)
 {
     for (;;) {
@@ -237,9 +251,9 @@ response store_registry::create_store(const request& req, time_point now)
     cfg.api_key = api_key ? *api_key : new_api_key(id);
     cfg.public_url = origin() + std::string(stores_prefix) + id;
     cfg.data_dir = (fs::path(default_->config().data_dir) / "stores" / id).string();
-    // Distinct per store, so that a store never accepts another's presigned URLs
-    // (stores with the same --seed have the same ids and object keys).
-    cfg.storage_secret = "sandbox/secret/" + std::to_string(cfg.seed) + "/" + id;
+    // cfg.storage_secret: --storage-secret of the options, else empty: random
+    // (service), so that a store never accepts another's presigned URLs (stores
+    // with the same --seed have the same ids and object keys).
     std::error_code ec;
     fs::remove_all(cfg.data_dir, ec);  // left over by an earlier process with this --data-dir
     ec.clear();

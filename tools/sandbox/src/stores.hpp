@@ -25,6 +25,14 @@
 
 namespace dd_sandbox {
 
+// What the front end reports about the process (GET /sandbox/server).
+struct server_state {
+    std::optional<std::int64_t> max_open_files;  // soft RLIMIT_NOFILE; none: unlimited
+    std::uint64_t accept_errors = 0;  // failed accept() calls (EMFILE, ENFILE, ...)
+    bool accepting = true;            // false while waiting after a failed accept
+    std::int64_t connections = 0;     // open client connections
+};
+
 class store_registry {
 public:
     // default_cfg configures the default store; its public_url is the origin of
@@ -54,6 +62,8 @@ public:
     std::size_t created_count() const { return stores_.size(); }
     // Scheme://host[:port][/path] of the default store: base of every store's URLs.
     const std::string& origin() const { return default_->config().public_url; }
+    // Kept up to date by the front end.
+    server_state& server() { return server_; }
 
 private:
     struct store {
@@ -74,6 +84,9 @@ private:
     service& by_token(const request& req);
     std::string new_api_key(const std::string& id);
 
+    response server_info(const request& req) const;
+
+    server_state server_;
     std::unique_ptr<service> default_;
     std::map<std::string, store, std::less<>> stores_;                  // id -> store
     std::unordered_map<std::string, std::string> keys_;  // sha256(api key) -> id
