@@ -572,6 +572,56 @@ TEST(rate_limit_parsing, forms)
     EXPECT_FALSE(dd::parse_retry_after("", now));
 }
 
+// Server-supplied dates and numbers far outside system_clock's range (about
+// 1678-2262 with nanoseconds) saturate instead of overflowing (run under UBSan).
+TEST(rate_limit_parsing, retry_after_saturates)
+{
+    const auto now = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
+    const auto year = std::chrono::milliseconds(std::chrono::hours(24 * 365));
+    // Far future: the longest wait parse_retry_after reports (callers cap it again).
+    EXPECT_EQ(dd::parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", now), year);
+    EXPECT_EQ(dd::parse_retry_after("Sat, 01 Jan 2263 00:00:00 GMT", now), year);
+    EXPECT_EQ(dd::parse_retry_after("99999999999999999999", now), year);
+    EXPECT_EQ(dd::parse_retry_after(std::string(400, '9'), now), year);  // beyond a double
+    // Far past: no wait.
+    EXPECT_EQ(dd::parse_retry_after("Mon, 01 Jan 0001 00:00:00 GMT", now), std::chrono::milliseconds(0));
+    EXPECT_EQ(dd::parse_retry_after("Fri, 01 Jan 1600 00:00:00 GMT", now), std::chrono::milliseconds(0));
+    EXPECT_EQ(dd::parse_retry_after("-99999999999999999999", now), std::chrono::milliseconds(0));
+    // Near the edges of system_clock itself.
+    EXPECT_EQ(dd::parse_retry_after("Tue, 14 Nov 2023 22:13:40 GMT", std::chrono::system_clock::time_point::max()),
+              std::chrono::milliseconds(0));
+    EXPECT_EQ(dd::parse_retry_after("Tue, 14 Nov 2023 22:13:40 GMT", std::chrono::system_clock::time_point::min()), year);
+}
+
+TEST(rate_limit_parsing, a_reset_outside_system_clock_is_ignored)
+{
+    const auto now = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
+    for (const char* reset : {"12795482468", "9223372036854775807", "99999999999999999999", "-5", "-12795482468", "soon", "1e3", ""})
+    {
+        SCOPED_TRACE(reset);
+        dd::http_headers h;
+        h.add("X-RateLimit-Limit", "40");
+        h.add("X-RateLimit-Remaining", "12");
+        h.add("X-RateLimit-Reset", reset);
+        auto s = dd::parse_rate_limit_headers(h, now);
+        ASSERT_TRUE(s);
+        EXPECT_EQ(s->limit, 40);  // the other figures still count
+        EXPECT_EQ(s->remaining, 12);
+        EXPECT_FALSE(s->reset) << s->reset->time_since_epoch().count();
+    }
+    // A delta that would pass system_clock's end from `now`: ignored too.
+    dd::http_headers h;
+    h.add("X-RateLimit-Reset", "999999999");
+    auto s = dd::parse_rate_limit_headers(h, std::chrono::system_clock::time_point::max() - 1h);
+    ASSERT_FALSE(s && s->reset);
+    // The last representable second is still a reset (2262-04-11T23:47:16Z).
+    h = {};
+    h.add("X-RateLimit-Reset", "9223372036");
+    s = dd::parse_rate_limit_headers(h, now);
+    ASSERT_TRUE(s && s->reset);
+    EXPECT_EQ(std::chrono::duration_cast<std::chrono::seconds>(s->reset->time_since_epoch()).count(), 9223372036);
+}
+
 TEST(timestamps, parse_and_format)
 {
     EXPECT_EQ(dd::format_timestamp(*dd::parse_timestamp("2024-02-29T23:59:59-01:30")), "2024-03-01T01:29:59Z");
