@@ -622,6 +622,28 @@ TEST(rate_limit_parsing, a_reset_outside_system_clock_is_ignored)
     EXPECT_EQ(std::chrono::duration_cast<std::chrono::seconds>(s->reset->time_since_epoch()).count(), 9223372036);
 }
 
+// A response's timestamps with years 0001 and 9999 decode exactly (timestamp
+// counts microseconds: +-292,000 years); to_system_time() saturates where
+// system_clock (nanoseconds) ends.
+TEST_F(client_test, timestamps_of_years_0001_and_9999)
+{
+    std::string a = asset_json(true, "licence");
+    a.replace(a.find("2024-05-01T12:00:00Z"), 20, "0001-01-01T00:00:00Z");
+    a.replace(a.find("2024-05-01T12:00:00.5+02:00"), 27, "9999-12-31T23:59:59.999999Z");
+    fake->expect_any().respond(200, R"({"asset":)" + a + "}");
+    auto [ec, got] = run([&](auto t) { return dd::async_get_asset(client, "a1", diag, t); });
+    ASSERT_FALSE(ec) << diag.to_string();
+    EXPECT_EQ(dd::format_timestamp(got.created_at), "0001-01-01T00:00:00Z");
+    EXPECT_EQ(dd::format_timestamp(got.updated_at), "9999-12-31T23:59:59.999999Z");
+    EXPECT_EQ(got.created_at.time_since_epoch().count(), -62135596800000000);
+    EXPECT_EQ(got.updated_at.time_since_epoch().count(), 253402300799999999);
+    EXPECT_EQ(dd::to_system_time(got.created_at), std::chrono::system_clock::time_point::min());
+    EXPECT_EQ(dd::to_system_time(got.updated_at), std::chrono::system_clock::time_point::max());
+    const auto t2024 = *dd::parse_timestamp("2024-05-01T12:00:00.25Z");
+    EXPECT_EQ(dd::to_system_time(t2024), std::chrono::system_clock::time_point(t2024.time_since_epoch()));
+    EXPECT_EQ(dd::format_timestamp(*dd::parse_timestamp("0000-01-01T00:30:00-23:59")), "0000-01-02T00:29:00Z");
+}
+
 TEST(timestamps, parse_and_format)
 {
     EXPECT_EQ(dd::format_timestamp(*dd::parse_timestamp("2024-02-29T23:59:59-01:30")), "2024-03-01T01:29:59Z");

@@ -237,6 +237,19 @@ TEST(upload_core, decisions_after_a_put)
     EXPECT_EQ(decide_after_put(none, 400, dd::api_errc::storage_error, 1, 3), put_action::fail);
 }
 
+TEST(upload_core, url_refresh_outside_system_clock)
+{
+    using dd::detail::url_needs_refresh;
+    const auto now = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
+    const auto far_future = *dd::parse_timestamp("9999-12-31T23:59:59Z");
+    const auto far_past = *dd::parse_timestamp("1000-01-01T00:00:00Z");
+    EXPECT_FALSE(url_needs_refresh(far_future, now, 60s));
+    EXPECT_TRUE(url_needs_refresh(far_past, now, 60s));
+    EXPECT_FALSE(url_needs_refresh(far_future, std::chrono::system_clock::time_point::max(), 60s));
+    EXPECT_TRUE(url_needs_refresh(far_past, std::chrono::system_clock::time_point::min(), std::chrono::seconds::max()));
+    EXPECT_FALSE(url_needs_refresh(far_future, now, std::chrono::seconds::min()));
+}
+
 TEST(upload_core, url_refresh_and_backoff)
 {
     using dd::detail::url_needs_refresh;
@@ -530,6 +543,53 @@ TEST_F(upload_test, nearly_expired_url_is_refreshed_before_a_retry)
                         {.retry_backoff = 1ms, .reread_asset = false});
     ASSERT_FALSE(r.ec) << diag.to_string();
     EXPECT_TRUE(fake->done()) << (fake->mismatches().empty() ? "" : fake->mismatches()[0]);
+}
+
+std::string with_upload_expiring(const char* expires_at, const char* url = put_url)
+{
+    return R"({"asset":)" + asset_json(3) + R"(,"upload":{"method":"PUT","url":")" + url +
+           R"(","headers":{"Content-Type":"application/pdf"},"expires_at":")" + expires_at + R"("}})";
+}
+
+// An expires_at outside system_clock's range (about 1678-2262) neither flips
+// to "expired" (far future: no refresh before the retry) nor to "fresh" (far
+// past: refreshed before the retry). Before: 9999 was taken as expired (a
+// needless POST /replace), 1000 as fresh (the retry reused the old URL).
+TEST_F(upload_test, expires_at_far_in_the_future_is_not_refreshed)
+{
+    for (const char* exp : {"9999-12-31T23:59:59.999999Z", "2263-01-01T00:00:00Z"})
+    {
+        SCOPED_TRACE(exp);
+        fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
+        client = dd::client(fake, dd::client_params{.base_url = base_url, .api_key = api_key});
+        fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload_expiring(exp));
+        fake->expect(dd::http_method::put, put_target).fail(asio::error::connection_reset);
+        fake->expect(dd::http_method::put, put_target).respond(200);
+        auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
+                            {.retry_backoff = 1ms, .reread_asset = false});
+        ASSERT_FALSE(r.ec) << diag.to_string();
+        EXPECT_TRUE(fake->done()) << (fake->mismatches().empty() ? "" : fake->mismatches()[0]);
+        EXPECT_EQ(count(dd::http_method::post, api("/assets/a1/replace")), 0);
+        EXPECT_EQ(puts().size(), 2u);
+    }
+}
+
+TEST_F(upload_test, expires_at_far_in_the_past_is_refreshed)
+{
+    for (const char* exp : {"1000-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "1600-01-01T00:00:00Z"})
+    {
+        SCOPED_TRACE(exp);
+        fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
+        client = dd::client(fake, dd::client_params{.base_url = base_url, .api_key = api_key});
+        fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload_expiring(exp));
+        fake->expect(dd::http_method::put, put_target).fail(asio::error::connection_reset);
+        fake->expect(dd::http_method::post, api("/assets/a1/replace")).respond(200, with_upload(3, put_url2));
+        fake->expect(dd::http_method::put, dd::testing::fake_transport::target_of(put_url2).data()).respond(200);
+        auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
+                            {.retry_backoff = 1ms, .reread_asset = false});
+        ASSERT_FALSE(r.ec) << diag.to_string();
+        EXPECT_TRUE(fake->done()) << (fake->mismatches().empty() ? "" : fake->mismatches()[0]);
+    }
 }
 
 TEST_F(upload_test, expired_refresh_budget_is_bounded)
