@@ -452,6 +452,52 @@ TEST_F(upload_test, bad_upload_handles_are_not_used)
     EXPECT_TRUE(puts().empty());
 }
 
+// A plain http:// upload URL under an https:// base URL would send the body
+// (and the presigned signature) in clear text: refused before anything is
+// sent, without the URL's query in the error or the diagnostics.
+TEST_F(upload_test, plain_http_upload_url_under_https_is_refused)
+{
+    const char* insecure = "http://storage.example/bucket/assets/a1/u/manual.pdf?X-Amz-Credential=AKIDSECRET&X-Amz-Signature=deadbeef";
+    fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3, insecure));
+    auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"});
+    EXPECT_EQ(r.ec, dd::client_errc::insecure_upload_url) << r.ec.message();
+    EXPECT_EQ(r.ec, dd::condition::invalid_input);
+    EXPECT_TRUE(dd::is_request_not_sent(r.ec));
+    EXPECT_TRUE(puts().empty());
+    EXPECT_EQ(fake->requests().size(), 1u);  // POST /assets only
+    EXPECT_EQ(r.a.id, "a1");  // the created asset is reported
+    EXPECT_NE(diag.client_message.find("allow_insecure_upload_url"), std::string::npos) << diag.client_message;
+    for (const std::string& text : {diag.to_string(), r.ec.message(), diag.client_message, diag.path})
+    {
+        EXPECT_EQ(text.find("deadbeef"), std::string::npos) << text;
+        EXPECT_EQ(text.find("AKIDSECRET"), std::string::npos) << text;
+        EXPECT_EQ(text.find("X-Amz"), std::string::npos) << text;
+    }
+
+    // The same URL with the opt-in: sent as given.
+    diag = {};
+    fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3, insecure));
+    fake->expect(dd::http_method::put, dd::testing::fake_transport::target_of(insecure).data()).respond(200);
+    r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
+                   {.allow_insecure_upload_url = true, .reread_asset = false});
+    ASSERT_FALSE(r.ec) << diag.to_string();
+    ASSERT_EQ(puts().size(), 1u);
+    EXPECT_EQ(puts()[0].url, insecure);
+}
+
+// Under an http:// base URL (a local server) an http:// upload URL is no
+// downgrade: accepted without the option.
+TEST_F(upload_test, plain_http_upload_url_under_http_is_accepted)
+{
+    const char* plain = "http://127.0.0.1:9/bucket/assets/a1/u/manual.pdf?X-Amz-Signature=deadbeef";
+    client = dd::client(fake, dd::client_params{.base_url = "http://127.0.0.1:8/api/v1/external", .api_key = api_key});
+    fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3, plain));
+    fake->expect(dd::http_method::put, dd::testing::fake_transport::target_of(plain).data()).respond(200);
+    auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"}, {.reread_asset = false});
+    ASSERT_FALSE(r.ec) << diag.to_string();
+    EXPECT_TRUE(fake->done());
+}
+
 // ---- storage errors, retries, refresh ----------------------------------------------------------
 
 TEST_F(upload_test, signature_mismatch_is_typed_and_not_retried)
