@@ -167,6 +167,28 @@ TEST_F(errors_test, html_error_body_still_gives_a_typed_error)
     EXPECT_EQ(ec3, dd::api_errc::bad_request);
 }
 
+// A transport of one's own (any_transport; here the fake) that hands over a
+// status outside 100-599: no HTTP status, a protocol error, never a final
+// response or an "undocumented status". Before: client_errc::unexpected_status.
+TEST_F(errors_test, a_status_outside_100_to_599_is_a_protocol_error)
+{
+    for (unsigned status : {0u, 2u, 99u, 600u, 999u, 1000u, 4294967295u})
+    {
+        SCOPED_TRACE(status);
+        diag = {};
+        fake->expect_any().respond(status, R"({"order":)" + order_json() + "}");
+        auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
+        EXPECT_EQ(ec, dd::client_errc::protocol_error) << ec.message();
+        EXPECT_EQ(ec, dd::condition::transport);
+        EXPECT_TRUE(o.id.empty());
+        EXPECT_EQ(diag.http_status, status);
+        EXPECT_NE(diag.client_message.find(std::to_string(status)), std::string::npos) << diag.client_message;
+    }
+    fake->expect_any().respond(599, "<html>x</html>").header("Content-Type", "text/html");
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec, dd::api_errc::server_error);
+}
+
 TEST_F(errors_test, decode_errors_name_the_path)
 {
     // orders[1].download_count has the wrong type

@@ -517,6 +517,19 @@ TEST_F(upload_test, signature_mismatch_is_typed_and_not_retried)
     EXPECT_TRUE(fake->done());
 }
 
+// A storage "response" whose status is no HTTP status (from a transport of
+// one's own): a protocol error, not a storage error or a success. Before:
+// api_errc::storage_error.
+TEST_F(upload_test, a_put_status_outside_100_to_599_is_a_protocol_error)
+{
+    fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3));
+    fake->expect(dd::http_method::put, put_target).respond(2);
+    auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"}, {.reread_asset = false});
+    EXPECT_EQ(r.ec, dd::client_errc::protocol_error) << r.ec.message();
+    EXPECT_EQ(diag.http_status, 2u);
+    EXPECT_EQ(puts().size(), 1u);
+}
+
 TEST_F(upload_test, server_errors_and_transport_errors_retry_from_the_first_byte)
 {
     const std::string body = pattern(50000);
