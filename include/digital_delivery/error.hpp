@@ -58,6 +58,7 @@ enum class client_errc : int
     source_unreadable,           ///< The upload source cannot be opened or read.
     source_size_mismatch,        ///< The source ended before/after its declared size.
     upload_stalled,              ///< No upload progress for the stall timeout.
+    insecure_upload_url,         ///< A plain http:// upload URL under an https:// base URL (nothing was sent to it).
 };
 
 /// Failures the Digital Delivery API (or its storage) reports. Category name

@@ -39,15 +39,20 @@ struct rate_limit_snapshot
 
 /// Reads X-RateLimit-Limit/Remaining/Reset. Reset is a Unix timestamp; a
 /// value below 10^9 is taken as seconds from `now` (some servers send a
-/// delta). Returns nullopt when none of the three headers is present or
-/// parseable.
+/// delta). A reset that is no system_clock::time_point (negative, beyond 64
+/// bits, after 2262-04-11 with libstdc++'s nanoseconds, or `now` + delta past
+/// the clock's end) is ignored like a malformed one: `reset` stays empty.
+/// Returns nullopt when none of the three headers is present or parseable.
 DIGITAL_DELIVERY_DECL std::optional<rate_limit_snapshot> parse_rate_limit_headers(
     const http_headers& headers,
     std::chrono::system_clock::time_point now
 );
 
 /// Reads a Retry-After value: delta seconds (fractional accepted) or an
-/// HTTP-date (RFC 9110 IMF-fixdate). Negative or past values give zero.
+/// HTTP-date (RFC 9110 IMF-fixdate). Negative or past values give zero, however
+/// far in the past; the result saturates at one year (huge delta-seconds, more
+/// digits than a double holds, a date like 9999-12-31), which callers then cut
+/// to their cap (max_retry_after). Never overflows, whatever `now` and the date.
 DIGITAL_DELIVERY_DECL std::optional<std::chrono::milliseconds> parse_retry_after(
     std::string_view value,
     std::chrono::system_clock::time_point now

@@ -54,7 +54,8 @@ struct retry_params
     /// Growth of the ceiling per attempt. Default: 2.
     double backoff_multiplier = 2.0;
 
-    /// Longest Retry-After honoured; a longer one is cut to this. Default: 60 s.
+    /// Longest Retry-After honoured; a longer one (also a date far in the
+    /// future, see parse_retry_after) is cut to this. Default: 60 s.
     std::chrono::milliseconds max_retry_after{60000};
 
     /// Retry budget: retries earned per request sent (first attempts). Default: 0.1 (10 %).

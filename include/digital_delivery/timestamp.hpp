@@ -9,6 +9,7 @@
 /// Time values of the API: ISO 8601 timestamps and `YYYY-MM-DD` dates.
 
 #include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/detail/saturating_time.hpp>
 
 #include <chrono>
 #include <optional>
@@ -18,8 +19,23 @@
 namespace digital_delivery {
 
 /// An instant, UTC, microsecond precision. Parsed from ISO 8601 with any
-/// offset ("2024-05-01T12:34:56.789-04:00", "...Z").
+/// offset ("2024-05-01T12:34:56.789-04:00", "...Z"). Every year 0000-9999
+/// that parse_timestamp() accepts is held exactly (microseconds in 64 bits
+/// span +-292,000 years): decoding a response never overflows.
+///
+/// std::chrono::system_clock::time_point counts nanoseconds with libstdc++ and
+/// only spans 1677-09-21 to 2262-04-11: converting a timestamp outside that
+/// range to it, or comparing one with system_clock::now() (which converts to
+/// nanoseconds), overflows. Use to_system_time(), which saturates.
 using timestamp = std::chrono::sys_time<std::chrono::microseconds>;
+
+/// `t` as a system_clock::time_point, clamped to system_clock's
+/// time_point::min()/max() instead of overflowing (a server's "9999-12-31"
+/// becomes max(), "0001-01-01" min()). Exact inside the range.
+inline std::chrono::system_clock::time_point to_system_time(timestamp t) noexcept
+{
+    return detail::saturating_time_point_cast<std::chrono::system_clock::duration>(t);
+}
 
 /// A calendar date (the orders filters created_at_min/max).
 using date = std::chrono::year_month_day;

@@ -99,6 +99,14 @@ struct upload_options
     /// a refusal then costs no body bytes (default: false).
     bool expect_continue = false;
 
+    /// Accept a plain `http://` upload URL from the server although the
+    /// client's base_url is `https://` (default: false). Such a URL would send
+    /// the body and its presigned signature unencrypted: by default the upload
+    /// fails with client_errc::insecure_upload_url before anything is sent to
+    /// it (the asset itself is already created). An `http://` base_url (a
+    /// local test server) allows `http://` upload URLs without this option.
+    bool allow_insecure_upload_url = false;
+
     /// Re-read the asset with GET /assets/{id} after the upload so that the
     /// result carries the committed metadata (default: true). If that GET
     /// fails, the upload still succeeds with the asset as created.

@@ -218,6 +218,81 @@ TEST_F(retry_test, snapshot_follows_the_server_headers)
     EXPECT_LE(*s.remaining, 12);
 }
 
+// Retry-After values outside system_clock's range (about 1678-2262): a date
+// far in the future waits the cap (max_retry_after), one far in the past
+// waits nothing (retried once the bucket has a point again, 1.5 s), and so
+// does a huge delta-seconds. Before: 9999 waited nothing, 0001 the cap.
+TEST_F(retry_test, a_retry_after_far_in_the_future_waits_the_cap)
+{
+    const std::string many_digits(400, '9');  // beyond a double
+    for (const char* ra : {"Fri, 31 Dec 9999 23:59:59 GMT", "99999999999999999999", many_digits.c_str()})
+    {
+        SCOPED_TRACE(ra);
+        fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
+        auto c = make_client();
+        fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", ra);
+        fake->expect_any().respond(200, ok_order());
+        dd::testing::virtual_clock vc;
+        auto fut = asio::co_spawn(ioc, dd::async_get_order(c, "o1", diag, asio::as_tuple(asio::use_awaitable)), asio::use_future);
+        vc.run_for(ioc, 59900ms, 100ms);
+        EXPECT_EQ(fake->requests().size(), 1u) << "resent before the 60 s cap";
+        vc.run_for(ioc, 2s, 100ms);
+        ASSERT_EQ(fake->requests().size(), 2u) << "not resent after the cap";
+        auto [ec, o] = dd_test::wait(ioc, fut);
+        EXPECT_FALSE(ec) << diag.to_string();
+        ioc.restart();
+    }
+}
+
+TEST_F(retry_test, a_retry_after_far_in_the_past_waits_nothing)
+{
+    for (const char* ra : {"Fri, 01 Jan 1600 00:00:00 GMT", "Mon, 01 Jan 0001 00:00:00 GMT"})
+    {
+        SCOPED_TRACE(ra);
+        fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
+        auto c = make_client();
+        fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", ra);
+        fake->expect_any().respond(200, ok_order());
+        dd::testing::virtual_clock vc;
+        auto fut = asio::co_spawn(ioc, dd::async_get_order(c, "o1", diag, asio::as_tuple(asio::use_awaitable)), asio::use_future);
+        vc.run_for(ioc, 3s, 100ms);
+        ASSERT_EQ(fake->requests().size(), 2u) << "a past Retry-After date held the retry";
+        auto [ec, o] = dd_test::wait(ioc, fut);
+        EXPECT_FALSE(ec) << diag.to_string();
+        ioc.restart();
+    }
+}
+
+// X-RateLimit-Reset values that are no representable instant (beyond 2262,
+// negative, huge, not a number) are ignored: the snapshot keeps the server's
+// limit and remaining, and its reset is the client's own estimate (now .. now
+// + window), never a wrapped-around date. Before: 12795482468 gave a reset in 1791.
+TEST_F(retry_test, snapshot_ignores_a_reset_outside_system_clock)
+{
+    for (const char* reset : {"12795482468", "-1", "99999999999999999999", "later", "9223372036854775807"})
+    {
+        SCOPED_TRACE(reset);
+        fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
+        auto c = dd::client(fake, {.base_url = base_url, .api_key = std::string("key-reset-") + reset});
+        fake->expect_any()
+            .respond(200, ok_order())
+            .header("X-RateLimit-Limit", "40")
+            .header("X-RateLimit-Remaining", "12")
+            .header("X-RateLimit-Reset", reset);
+        dd::testing::virtual_clock vc;
+        run([&](auto t) { return dd::async_get_order(c, "o1", t); });
+        const auto now = vc.system_now();
+        auto s = c.rate_limit();
+        EXPECT_EQ(s.source, dd::rate_limit_source::header);
+        EXPECT_EQ(s.limit, 40);
+        EXPECT_EQ(s.remaining, 12);
+        ASSERT_TRUE(s.reset);
+        EXPECT_GE(*s.reset, now);
+        EXPECT_LE(*s.reset, now + 60s);
+        ioc.restart();
+    }
+}
+
 }  // namespace
 
 TEST_F(retry_test, cancelled_after_the_limiters_grant_sends_nothing)

@@ -167,6 +167,28 @@ TEST_F(errors_test, html_error_body_still_gives_a_typed_error)
     EXPECT_EQ(ec3, dd::api_errc::bad_request);
 }
 
+// A transport of one's own (any_transport; here the fake) that hands over a
+// status outside 100-599: no HTTP status, a protocol error, never a final
+// response or an "undocumented status". Before: client_errc::unexpected_status.
+TEST_F(errors_test, a_status_outside_100_to_599_is_a_protocol_error)
+{
+    for (unsigned status : {0u, 2u, 99u, 600u, 999u, 1000u, 4294967295u})
+    {
+        SCOPED_TRACE(status);
+        diag = {};
+        fake->expect_any().respond(status, R"({"order":)" + order_json() + "}");
+        auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
+        EXPECT_EQ(ec, dd::client_errc::protocol_error) << ec.message();
+        EXPECT_EQ(ec, dd::condition::transport);
+        EXPECT_TRUE(o.id.empty());
+        EXPECT_EQ(diag.http_status, status);
+        EXPECT_NE(diag.client_message.find(std::to_string(status)), std::string::npos) << diag.client_message;
+    }
+    fake->expect_any().respond(599, "<html>x</html>").header("Content-Type", "text/html");
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec, dd::api_errc::server_error);
+}
+
 TEST_F(errors_test, decode_errors_name_the_path)
 {
     // orders[1].download_count has the wrong type
@@ -585,6 +607,78 @@ TEST(rate_limit_parsing, forms)
     EXPECT_EQ(dd::parse_retry_after("0.5", now), std::chrono::milliseconds(500));
     EXPECT_FALSE(dd::parse_retry_after("soon", now));
     EXPECT_FALSE(dd::parse_retry_after("", now));
+}
+
+// Server-supplied dates and numbers far outside system_clock's range (about
+// 1678-2262 with nanoseconds) saturate instead of overflowing (run under UBSan).
+TEST(rate_limit_parsing, retry_after_saturates)
+{
+    const auto now = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
+    const auto year = std::chrono::milliseconds(std::chrono::hours(24 * 365));
+    // Far future: the longest wait parse_retry_after reports (callers cap it again).
+    EXPECT_EQ(dd::parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", now), year);
+    EXPECT_EQ(dd::parse_retry_after("Sat, 01 Jan 2263 00:00:00 GMT", now), year);
+    EXPECT_EQ(dd::parse_retry_after("99999999999999999999", now), year);
+    EXPECT_EQ(dd::parse_retry_after(std::string(400, '9'), now), year);  // beyond a double
+    // Far past: no wait.
+    EXPECT_EQ(dd::parse_retry_after("Mon, 01 Jan 0001 00:00:00 GMT", now), std::chrono::milliseconds(0));
+    EXPECT_EQ(dd::parse_retry_after("Fri, 01 Jan 1600 00:00:00 GMT", now), std::chrono::milliseconds(0));
+    EXPECT_EQ(dd::parse_retry_after("-99999999999999999999", now), std::chrono::milliseconds(0));
+    // Near the edges of system_clock itself.
+    EXPECT_EQ(dd::parse_retry_after("Tue, 14 Nov 2023 22:13:40 GMT", std::chrono::system_clock::time_point::max()),
+              std::chrono::milliseconds(0));
+    EXPECT_EQ(dd::parse_retry_after("Tue, 14 Nov 2023 22:13:40 GMT", std::chrono::system_clock::time_point::min()), year);
+}
+
+TEST(rate_limit_parsing, a_reset_outside_system_clock_is_ignored)
+{
+    const auto now = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
+    for (const char* reset : {"12795482468", "9223372036854775807", "99999999999999999999", "-5", "-12795482468", "soon", "1e3", ""})
+    {
+        SCOPED_TRACE(reset);
+        dd::http_headers h;
+        h.add("X-RateLimit-Limit", "40");
+        h.add("X-RateLimit-Remaining", "12");
+        h.add("X-RateLimit-Reset", reset);
+        auto s = dd::parse_rate_limit_headers(h, now);
+        ASSERT_TRUE(s);
+        EXPECT_EQ(s->limit, 40);  // the other figures still count
+        EXPECT_EQ(s->remaining, 12);
+        EXPECT_FALSE(s->reset) << s->reset->time_since_epoch().count();
+    }
+    // A delta that would pass system_clock's end from `now`: ignored too.
+    dd::http_headers h;
+    h.add("X-RateLimit-Reset", "999999999");
+    auto s = dd::parse_rate_limit_headers(h, std::chrono::system_clock::time_point::max() - 1h);
+    ASSERT_FALSE(s && s->reset);
+    // The last representable second is still a reset (2262-04-11T23:47:16Z).
+    h = {};
+    h.add("X-RateLimit-Reset", "9223372036");
+    s = dd::parse_rate_limit_headers(h, now);
+    ASSERT_TRUE(s && s->reset);
+    EXPECT_EQ(std::chrono::duration_cast<std::chrono::seconds>(s->reset->time_since_epoch()).count(), 9223372036);
+}
+
+// A response's timestamps with years 0001 and 9999 decode exactly (timestamp
+// counts microseconds: +-292,000 years); to_system_time() saturates where
+// system_clock (nanoseconds) ends.
+TEST_F(client_test, timestamps_of_years_0001_and_9999)
+{
+    std::string a = asset_json(true, "licence");
+    a.replace(a.find("2024-05-01T12:00:00Z"), 20, "0001-01-01T00:00:00Z");
+    a.replace(a.find("2024-05-01T12:00:00.5+02:00"), 27, "9999-12-31T23:59:59.999999Z");
+    fake->expect_any().respond(200, R"({"asset":)" + a + "}");
+    auto [ec, got] = run([&](auto t) { return dd::async_get_asset(client, "a1", diag, t); });
+    ASSERT_FALSE(ec) << diag.to_string();
+    EXPECT_EQ(dd::format_timestamp(got.created_at), "0001-01-01T00:00:00Z");
+    EXPECT_EQ(dd::format_timestamp(got.updated_at), "9999-12-31T23:59:59.999999Z");
+    EXPECT_EQ(got.created_at.time_since_epoch().count(), -62135596800000000);
+    EXPECT_EQ(got.updated_at.time_since_epoch().count(), 253402300799999999);
+    EXPECT_EQ(dd::to_system_time(got.created_at), std::chrono::system_clock::time_point::min());
+    EXPECT_EQ(dd::to_system_time(got.updated_at), std::chrono::system_clock::time_point::max());
+    const auto t2024 = *dd::parse_timestamp("2024-05-01T12:00:00.25Z");
+    EXPECT_EQ(dd::to_system_time(t2024), std::chrono::system_clock::time_point(t2024.time_since_epoch()));
+    EXPECT_EQ(dd::format_timestamp(*dd::parse_timestamp("0000-01-01T00:30:00-23:59")), "0000-01-02T00:29:00Z");
 }
 
 TEST(timestamps, parse_and_format)

@@ -237,6 +237,19 @@ TEST(upload_core, decisions_after_a_put)
     EXPECT_EQ(decide_after_put(none, 400, dd::api_errc::storage_error, 1, 3), put_action::fail);
 }
 
+TEST(upload_core, url_refresh_outside_system_clock)
+{
+    using dd::detail::url_needs_refresh;
+    const auto now = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
+    const auto far_future = *dd::parse_timestamp("9999-12-31T23:59:59Z");
+    const auto far_past = *dd::parse_timestamp("1000-01-01T00:00:00Z");
+    EXPECT_FALSE(url_needs_refresh(far_future, now, 60s));
+    EXPECT_TRUE(url_needs_refresh(far_past, now, 60s));
+    EXPECT_FALSE(url_needs_refresh(far_future, std::chrono::system_clock::time_point::max(), 60s));
+    EXPECT_TRUE(url_needs_refresh(far_past, std::chrono::system_clock::time_point::min(), std::chrono::seconds::max()));
+    EXPECT_FALSE(url_needs_refresh(far_future, now, std::chrono::seconds::min()));
+}
+
 TEST(upload_core, url_refresh_and_backoff)
 {
     using dd::detail::url_needs_refresh;
@@ -439,6 +452,52 @@ TEST_F(upload_test, bad_upload_handles_are_not_used)
     EXPECT_TRUE(puts().empty());
 }
 
+// A plain http:// upload URL under an https:// base URL would send the body
+// (and the presigned signature) in clear text: refused before anything is
+// sent, without the URL's query in the error or the diagnostics.
+TEST_F(upload_test, plain_http_upload_url_under_https_is_refused)
+{
+    const char* insecure = "http://storage.example/bucket/assets/a1/u/manual.pdf?X-Amz-Credential=AKIDSECRET&X-Amz-Signature=deadbeef";
+    fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3, insecure));
+    auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"});
+    EXPECT_EQ(r.ec, dd::client_errc::insecure_upload_url) << r.ec.message();
+    EXPECT_EQ(r.ec, dd::condition::invalid_input);
+    EXPECT_TRUE(dd::is_request_not_sent(r.ec));
+    EXPECT_TRUE(puts().empty());
+    EXPECT_EQ(fake->requests().size(), 1u);  // POST /assets only
+    EXPECT_EQ(r.a.id, "a1");  // the created asset is reported
+    EXPECT_NE(diag.client_message.find("allow_insecure_upload_url"), std::string::npos) << diag.client_message;
+    for (const std::string& text : {diag.to_string(), r.ec.message(), diag.client_message, diag.path})
+    {
+        EXPECT_EQ(text.find("deadbeef"), std::string::npos) << text;
+        EXPECT_EQ(text.find("AKIDSECRET"), std::string::npos) << text;
+        EXPECT_EQ(text.find("X-Amz"), std::string::npos) << text;
+    }
+
+    // The same URL with the opt-in: sent as given.
+    diag = {};
+    fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3, insecure));
+    fake->expect(dd::http_method::put, dd::testing::fake_transport::target_of(insecure).data()).respond(200);
+    r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
+                   {.allow_insecure_upload_url = true, .reread_asset = false});
+    ASSERT_FALSE(r.ec) << diag.to_string();
+    ASSERT_EQ(puts().size(), 1u);
+    EXPECT_EQ(puts()[0].url, insecure);
+}
+
+// Under an http:// base URL (a local server) an http:// upload URL is no
+// downgrade: accepted without the option.
+TEST_F(upload_test, plain_http_upload_url_under_http_is_accepted)
+{
+    const char* plain = "http://127.0.0.1:9/bucket/assets/a1/u/manual.pdf?X-Amz-Signature=deadbeef";
+    client = dd::client(fake, dd::client_params{.base_url = "http://127.0.0.1:8/api/v1/external", .api_key = api_key});
+    fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3, plain));
+    fake->expect(dd::http_method::put, dd::testing::fake_transport::target_of(plain).data()).respond(200);
+    auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"}, {.reread_asset = false});
+    ASSERT_FALSE(r.ec) << diag.to_string();
+    EXPECT_TRUE(fake->done());
+}
+
 // ---- storage errors, retries, refresh ----------------------------------------------------------
 
 TEST_F(upload_test, signature_mismatch_is_typed_and_not_retried)
@@ -456,6 +515,19 @@ TEST_F(upload_test, signature_mismatch_is_typed_and_not_retried)
     EXPECT_EQ(diag.to_string().find("secret"), std::string::npos);
     EXPECT_EQ(puts().size(), 1u);
     EXPECT_TRUE(fake->done());
+}
+
+// A storage "response" whose status is no HTTP status (from a transport of
+// one's own): a protocol error, not a storage error or a success. Before:
+// api_errc::storage_error.
+TEST_F(upload_test, a_put_status_outside_100_to_599_is_a_protocol_error)
+{
+    fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3));
+    fake->expect(dd::http_method::put, put_target).respond(2);
+    auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"}, {.reread_asset = false});
+    EXPECT_EQ(r.ec, dd::client_errc::protocol_error) << r.ec.message();
+    EXPECT_EQ(diag.http_status, 2u);
+    EXPECT_EQ(puts().size(), 1u);
 }
 
 TEST_F(upload_test, server_errors_and_transport_errors_retry_from_the_first_byte)
@@ -530,6 +602,53 @@ TEST_F(upload_test, nearly_expired_url_is_refreshed_before_a_retry)
                         {.retry_backoff = 1ms, .reread_asset = false});
     ASSERT_FALSE(r.ec) << diag.to_string();
     EXPECT_TRUE(fake->done()) << (fake->mismatches().empty() ? "" : fake->mismatches()[0]);
+}
+
+std::string with_upload_expiring(const char* expires_at, const char* url = put_url)
+{
+    return R"({"asset":)" + asset_json(3) + R"(,"upload":{"method":"PUT","url":")" + url +
+           R"(","headers":{"Content-Type":"application/pdf"},"expires_at":")" + expires_at + R"("}})";
+}
+
+// An expires_at outside system_clock's range (about 1678-2262) neither flips
+// to "expired" (far future: no refresh before the retry) nor to "fresh" (far
+// past: refreshed before the retry). Before: 9999 was taken as expired (a
+// needless POST /replace), 1000 as fresh (the retry reused the old URL).
+TEST_F(upload_test, expires_at_far_in_the_future_is_not_refreshed)
+{
+    for (const char* exp : {"9999-12-31T23:59:59.999999Z", "2263-01-01T00:00:00Z"})
+    {
+        SCOPED_TRACE(exp);
+        fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
+        client = dd::client(fake, dd::client_params{.base_url = base_url, .api_key = api_key});
+        fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload_expiring(exp));
+        fake->expect(dd::http_method::put, put_target).fail(asio::error::connection_reset);
+        fake->expect(dd::http_method::put, put_target).respond(200);
+        auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
+                            {.retry_backoff = 1ms, .reread_asset = false});
+        ASSERT_FALSE(r.ec) << diag.to_string();
+        EXPECT_TRUE(fake->done()) << (fake->mismatches().empty() ? "" : fake->mismatches()[0]);
+        EXPECT_EQ(count(dd::http_method::post, api("/assets/a1/replace")), 0);
+        EXPECT_EQ(puts().size(), 2u);
+    }
+}
+
+TEST_F(upload_test, expires_at_far_in_the_past_is_refreshed)
+{
+    for (const char* exp : {"1000-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "1600-01-01T00:00:00Z"})
+    {
+        SCOPED_TRACE(exp);
+        fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
+        client = dd::client(fake, dd::client_params{.base_url = base_url, .api_key = api_key});
+        fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload_expiring(exp));
+        fake->expect(dd::http_method::put, put_target).fail(asio::error::connection_reset);
+        fake->expect(dd::http_method::post, api("/assets/a1/replace")).respond(200, with_upload(3, put_url2));
+        fake->expect(dd::http_method::put, dd::testing::fake_transport::target_of(put_url2).data()).respond(200);
+        auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
+                            {.retry_backoff = 1ms, .reread_asset = false});
+        ASSERT_FALSE(r.ec) << diag.to_string();
+        EXPECT_TRUE(fake->done()) << (fake->mismatches().empty() ? "" : fake->mismatches()[0]);
+    }
 }
 
 TEST_F(upload_test, expired_refresh_budget_is_bounded)

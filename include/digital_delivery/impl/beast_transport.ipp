@@ -113,8 +113,11 @@ public:
 
 private:
     void on_request_impl(http::verb, beast::string_view, beast::string_view, int, error_code&) override {}
-    void on_response_impl(int code, beast::string_view, int, error_code&) override
+    void on_response_impl(int code, beast::string_view, int, error_code& ec) override
     {
+        // Beast takes any three digits; an HTTP status is 100-599 (RFC 9110).
+        if (code < 100 || code > 599)
+            ec = http::error::bad_status;
         resp.status = static_cast<unsigned>(code);
     }
     void on_field_impl(http::field, beast::string_view name, beast::string_view value, error_code&) override
@@ -756,6 +759,8 @@ asio::awaitable<error_code> read_final(request_op& op, Stream& s, std::optional<
         if (ec)
             co_return ec;
         const unsigned st = p->get().result_int();
+        if (st < 100 || st > 599)
+            co_return make_error_code(http::error::bad_status);  // Beast takes any three digits
         if (st >= 100 && st < 200 && st != 101)
         {
             if (st == 100 && rs)

@@ -305,6 +305,17 @@ inline api_errc api_errc_for_message(std::string_view m) noexcept
     return api_errc_of_message(trim_ows(m));
 }
 
+// A status no HTTP response has (RFC 9110: 100-599), e.g. from a transport of
+// one's own: a protocol error, never a final response.
+inline bool refuse_non_http_status(const http_response& r, diagnostics& d)
+{
+    if (r.status >= 100 && r.status <= 599)
+        return false;
+    d.http_status = r.status;
+    d.client_message = "the response status " + std::to_string(r.status) + " is outside 100-599";
+    return true;
+}
+
 }  // namespace detail
 
 DIGITAL_DELIVERY_DECL error_code detail::classify_api_response(const http_response& r, diagnostics* diag)
@@ -313,6 +324,8 @@ DIGITAL_DELIVERY_DECL error_code detail::classify_api_response(const http_respon
         return {};
     diagnostics local;
     diagnostics& d = diag ? *diag : local;
+    if (refuse_non_http_status(r, d))
+        return client_errc::protocol_error;
     d.http_status = r.status;
     const auto ct = r.headers.find("Content-Type").value_or("");
     const bool json = ct.find("json") != std::string_view::npos ||
@@ -373,6 +386,8 @@ DIGITAL_DELIVERY_DECL error_code detail::classify_storage_response(const http_re
         return {};
     diagnostics local;
     diagnostics& d = diag ? *diag : local;
+    if (refuse_non_http_status(r, d))
+        return client_errc::protocol_error;
     d.http_status = r.status;
     // Only <Code> and <Message>: S3 error bodies may echo the signature and
     // the canonical request, which must not reach logs.

@@ -50,6 +50,8 @@ inline const char* client_errc_message(int ev) noexcept
     case client_errc::source_unreadable: return "The upload source cannot be read";
     case client_errc::source_size_mismatch: return "The upload source's size differs from the declared byte size";
     case client_errc::upload_stalled: return "The upload made no progress for the stall timeout";
+    case client_errc::insecure_upload_url:
+        return "The upload URL is plain http:// under an https:// base URL (see upload_options::allow_insecure_upload_url)";
     }
     return "Unknown digital_delivery client error";
 }
@@ -121,7 +123,8 @@ inline bool client_in_condition(client_errc e, condition c) noexcept
     switch (c)
     {
     case condition::invalid_input:
-        return e >= client_errc::invalid_argument && e <= client_errc::invalid_url;
+        return (e >= client_errc::invalid_argument && e <= client_errc::invalid_url) ||
+               e == client_errc::insecure_upload_url;
     case condition::decode:
         return e >= client_errc::invalid_json && e <= client_errc::invalid_timestamp;
     case condition::timeout:
@@ -225,7 +228,7 @@ DIGITAL_DELIVERY_DECL bool is_request_not_sent(const error_code& ec) noexcept
     {
         const auto e = static_cast<client_errc>(ec.value());
         return (e >= client_errc::invalid_argument && e <= client_errc::invalid_url) ||
-               e == client_errc::resolve_timeout || e == client_errc::connect_timeout ||
+               e == client_errc::insecure_upload_url || e == client_errc::resolve_timeout || e == client_errc::connect_timeout ||
                e == client_errc::tls_handshake_timeout || e == client_errc::tls_certificate_verify_failed ||
                e == client_errc::tls_hostname_mismatch || e == client_errc::rate_limit_wait_exceeds_deadline;
     }

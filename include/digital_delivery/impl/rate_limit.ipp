@@ -5,6 +5,7 @@
 #ifndef DIGITAL_DELIVERY_IMPL_RATE_LIMIT_IPP
 #define DIGITAL_DELIVERY_IMPL_RATE_LIMIT_IPP
 
+#include <digital_delivery/detail/saturating_time.hpp>
 #include <digital_delivery/rate_limit.hpp>
 
 #include <charconv>
@@ -44,8 +45,9 @@ inline std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) noex
     return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
 }
 
-// "Sun, 06 Nov 1994 08:49:37 GMT"
-inline std::optional<std::chrono::system_clock::time_point> parse_imf_fixdate(std::string_view s) noexcept
+// "Sun, 06 Nov 1994 08:49:37 GMT", in seconds: any 4-digit year fits (a
+// nanosecond system_clock::time_point does not: it ends in 2262).
+inline std::optional<std::chrono::sys_seconds> parse_imf_fixdate(std::string_view s) noexcept
 {
     s = trim_ows(s);
     if (s.size() != 29 || s[3] != ',' || s.substr(26) != "GMT")
@@ -64,8 +66,12 @@ inline std::optional<std::chrono::system_clock::time_point> parse_imf_fixdate(st
         return std::nullopt;
     const std::int64_t secs = days_from_civil(*year, mon, static_cast<unsigned>(*day)) * 86400 + *hh * 3600 +
                               *mm * 60 + *ss;
-    return std::chrono::system_clock::time_point(std::chrono::seconds(secs));
+    return std::chrono::sys_seconds(std::chrono::seconds(secs));
 }
+
+// The longest wait parse_retry_after reports: far beyond any cap a caller
+// applies (max_retry_after), far from overflowing any duration it becomes.
+inline constexpr std::chrono::milliseconds retry_after_ceiling = std::chrono::hours(24 * 365);
 
 }  // namespace detail
 
@@ -97,9 +103,12 @@ DIGITAL_DELIVERY_DECL std::optional<rate_limit_snapshot> parse_rate_limit_header
         }
         else if (detail::iequals(which, "reset") && !snap.reset)
         {
-            snap.reset = *n < 1000000000 ? now + std::chrono::seconds(*n)
-                                         : std::chrono::system_clock::time_point(std::chrono::seconds(*n));
-            any = true;
+            // An instant system_clock cannot hold (after 2262 with nanoseconds)
+            // is no reset this client can report: ignored, like a malformed one.
+            using sys_tp = std::chrono::system_clock::time_point;
+            snap.reset = *n < 1000000000 ? detail::checked_add(now, std::chrono::seconds(*n))
+                                         : detail::checked_add(sys_tp{}, std::chrono::seconds(*n));
+            any = any || snap.reset.has_value();
         }
     }
     if (!any)
@@ -122,20 +131,38 @@ DIGITAL_DELIVERY_DECL std::optional<std::chrono::milliseconds> parse_retry_after
         // delta-seconds, fractional tolerated
         double secs{};
         auto r = std::from_chars(value.data(), value.data() + value.size(), secs);
-        if (r.ec != std::errc{} || r.ptr != value.data() + value.size() || !std::isfinite(secs))
+        if (r.ptr != value.data() + value.size())
+            return std::nullopt;
+        if (r.ec == std::errc::result_out_of_range)
+        {
+            // Too many digits for a double: a huge wait if its integer part
+            // is not zero, else a tiny or negative one.
+            if (value.find_first_of("eE") != std::string_view::npos)
+                return std::nullopt;  // no delta-seconds (1*DIGIT) anyway
+            const auto int_part = value.substr(0, value.find('.'));
+            const bool huge = value[0] != '-' && int_part.find_first_not_of('0') != std::string_view::npos;
+            return huge ? detail::retry_after_ceiling : std::chrono::milliseconds(0);
+        }
+        if (r.ec != std::errc{} || !std::isfinite(secs))
             return std::nullopt;
         if (secs <= 0)
             return std::chrono::milliseconds(0);
-        if (secs > 86400.0 * 365)
-            secs = 86400.0 * 365;
+        const double ceiling = static_cast<double>(detail::retry_after_ceiling.count()) / 1000.0;
+        if (secs > ceiling)
+            secs = ceiling;
         return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(secs * 1000.0)));
     }
-    auto when = detail::parse_imf_fixdate(value);
+    const auto when = detail::parse_imf_fixdate(value);
     if (!when)
         return std::nullopt;
-    if (*when <= now)
+    // In milliseconds: a 4-digit year's seconds times 1000 stays below 2^53,
+    // and `now` only loses precision (floor), so nothing overflows.
+    const auto when_ms = std::chrono::time_point_cast<std::chrono::milliseconds>(*when).time_since_epoch().count();
+    const auto now_ms = std::chrono::floor<std::chrono::milliseconds>(now).time_since_epoch().count();
+    if (when_ms <= now_ms)
         return std::chrono::milliseconds(0);
-    return std::chrono::ceil<std::chrono::milliseconds>(*when - now);
+    const std::int64_t wait = detail::saturating_add(when_ms, -now_ms);  // > 0
+    return std::min(std::chrono::milliseconds(wait), detail::retry_after_ceiling);
 }
 
 }  // namespace digital_delivery

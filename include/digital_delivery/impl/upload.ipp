@@ -215,8 +215,10 @@ inline std::string url_path_only(std::string_view url)
     return std::string(url.substr(s, q == std::string_view::npos ? std::string_view::npos : q - s));
 }
 
-// Checks a server-given upload handle before anything is sent to it.
-inline error_code validate_upload_handle(const upload_handle& h, std::string& why)
+// Checks a server-given upload handle before anything is sent to it. `why`
+// never carries the URL (its query is the presigned signature).
+inline error_code validate_upload_handle(const upload_handle& h, std::string_view base_url, bool allow_insecure,
+                                         std::string& why)
 {
     if (!iequals(h.method, "PUT"))
     {
@@ -229,6 +231,12 @@ inline error_code validate_upload_handle(const upload_handle& h, std::string& wh
     {
         why = "upload handle url is not an absolute http(s) URL";
         return client_errc::invalid_url;
+    }
+    if (!allow_insecure && u.starts_with("http://") && base_url.size() >= 8 && iequals(base_url.substr(0, 8), "https://"))
+    {
+        why = "upload handle url is plain http:// under an https:// base_url "
+              "(upload_options::allow_insecure_upload_url allows it)";
+        return client_errc::insecure_upload_url;
     }
     for (auto f : h.headers)
     {
@@ -393,7 +401,7 @@ private:
         if (!r.upload)
             return finish(client_errc::missing_field, "the response has no upload handle");
         std::string why;
-        if (auto vec = validate_upload_handle(*r.upload, why))
+        if (auto vec = validate_upload_handle(*r.upload, impl_->params().base_url, opts_.allow_insecure_upload_url, why))
             return finish(vec, std::move(why));
         handle_.emplace(std::move(*r.upload));
         handle_fresh_ = true;

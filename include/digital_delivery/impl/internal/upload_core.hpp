@@ -9,6 +9,7 @@
 // decision taken after each PUT. No I/O, no clock of their own (time is an
 // input), so they are tested exhaustively in tests/upload/test_upload_core.cpp.
 
+#include <digital_delivery/detail/saturating_time.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/upload_options.hpp>
 
@@ -129,16 +130,23 @@ inline put_action decide_after_put(
 }
 
 /// True when a URL expiring at `expires_at` should be replaced before a PUT
-/// starts at `now` (an unknown expiry, the epoch, never is).
+/// starts at `now` (an unknown expiry, the epoch, never is). Compared in
+/// microseconds with saturation: an expiry outside system_clock's range
+/// (before 1678 or after 2262 with nanoseconds) is far past or far future,
+/// never wrapped around into the other.
 inline bool url_needs_refresh(
     std::chrono::sys_time<std::chrono::microseconds> expires_at,
     std::chrono::system_clock::time_point now,
     std::chrono::seconds margin
 ) noexcept
 {
+    using std::chrono::microseconds;
     if (expires_at.time_since_epoch().count() == 0)
         return false;
-    return expires_at - margin <= now;
+    const std::int64_t now_us = std::chrono::floor<microseconds>(now).time_since_epoch().count();
+    const std::int64_t margin_us = saturating_duration_cast<microseconds>(margin).count();
+    // expires_at - margin <= now, as expires_at <= now + margin (saturated).
+    return expires_at.time_since_epoch().count() <= saturating_add(now_us, margin_us);
 }
 
 /// Backoff before retry number `retry` (1-based): base * 2^(retry-1), capped at 30 s.
