@@ -29,6 +29,25 @@ protected:
         return dd::client(fake, {.base_url = base_url, .api_key = std::string("key-") + info->name(), .rate_limit = rl, .retry = rp});
     }
 
+    /// Sends GET /orders/o1 with a fresh fake transport that answers 429 with
+    /// this Retry-After, then 200; `check(vc)` moves virtual time and looks at
+    /// the requests; the GET must then succeed.
+    template <class Check>
+    void get_after_429(const char* retry_after, Check check)
+    {
+        SCOPED_TRACE(retry_after);
+        fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
+        auto c = make_client();
+        fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", retry_after);
+        fake->expect_any().respond(200, ok_order());
+        dd::testing::virtual_clock vc;
+        auto fut = asio::co_spawn(ioc, dd::async_get_order(c, "o1", diag, asio::as_tuple(asio::use_awaitable)), asio::use_future);
+        check(vc);
+        auto [ec, o] = dd_test::wait(ioc, fut);
+        EXPECT_FALSE(ec) << diag.to_string();
+        ioc.restart();
+    }
+
     /// Like run(), with time paused and moved on in steps of 100 ms until the
     /// operation completes (at most 10 min of virtual time).
     template <class F>
@@ -226,41 +245,21 @@ TEST_F(retry_test, a_retry_after_far_in_the_future_waits_the_cap)
 {
     const std::string many_digits(400, '9');  // beyond a double
     for (const char* ra : {"Fri, 31 Dec 9999 23:59:59 GMT", "99999999999999999999", many_digits.c_str()})
-    {
-        SCOPED_TRACE(ra);
-        fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
-        auto c = make_client();
-        fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", ra);
-        fake->expect_any().respond(200, ok_order());
-        dd::testing::virtual_clock vc;
-        auto fut = asio::co_spawn(ioc, dd::async_get_order(c, "o1", diag, asio::as_tuple(asio::use_awaitable)), asio::use_future);
-        vc.run_for(ioc, 59900ms, 100ms);
-        EXPECT_EQ(fake->requests().size(), 1u) << "resent before the 60 s cap";
-        vc.run_for(ioc, 2s, 100ms);
-        ASSERT_EQ(fake->requests().size(), 2u) << "not resent after the cap";
-        auto [ec, o] = dd_test::wait(ioc, fut);
-        EXPECT_FALSE(ec) << diag.to_string();
-        ioc.restart();
-    }
+        get_after_429(ra, [&](dd::testing::virtual_clock& vc) {
+            vc.run_for(ioc, 59900ms, 100ms);
+            EXPECT_EQ(fake->requests().size(), 1u) << "resent before the 60 s cap";
+            vc.run_for(ioc, 2s, 100ms);
+            ASSERT_EQ(fake->requests().size(), 2u) << "not resent after the cap";
+        });
 }
 
 TEST_F(retry_test, a_retry_after_far_in_the_past_waits_nothing)
 {
     for (const char* ra : {"Fri, 01 Jan 1600 00:00:00 GMT", "Mon, 01 Jan 0001 00:00:00 GMT"})
-    {
-        SCOPED_TRACE(ra);
-        fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
-        auto c = make_client();
-        fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", ra);
-        fake->expect_any().respond(200, ok_order());
-        dd::testing::virtual_clock vc;
-        auto fut = asio::co_spawn(ioc, dd::async_get_order(c, "o1", diag, asio::as_tuple(asio::use_awaitable)), asio::use_future);
-        vc.run_for(ioc, 3s, 100ms);
-        ASSERT_EQ(fake->requests().size(), 2u) << "a past Retry-After date held the retry";
-        auto [ec, o] = dd_test::wait(ioc, fut);
-        EXPECT_FALSE(ec) << diag.to_string();
-        ioc.restart();
-    }
+        get_after_429(ra, [&](dd::testing::virtual_clock& vc) {
+            vc.run_for(ioc, 3s, 100ms);
+            ASSERT_EQ(fake->requests().size(), 2u) << "a past Retry-After date held the retry";
+        });
 }
 
 // X-RateLimit-Reset values that are no representable instant (beyond 2262,
