@@ -378,6 +378,7 @@ asio::awaitable<void> listener(tcp::acceptor& acceptor, store_registry& stores,
                              what.c_str(), static_cast<long long>(accept_retry_delay.count()));
             }
             state.accepting = false;
+            ++state.accept_waits;
             retry.expires_after(accept_retry_delay);
             co_await retry.async_wait(use_tuple);  // operation_aborted: a connection closed
             if (!acceptor.is_open())

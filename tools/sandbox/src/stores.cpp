@@ -195,7 +195,8 @@ response store_registry::server_info(const request& req) const
     return json_response(200, json::object{{"max_open_files", opt(server_.max_open_files)},
                                            {"connections", server_.connections},
                                            {"accepting", server_.accepting},
-                                           {"accept_errors", server_.accept_errors}});
+                                           {"accept_errors", server_.accept_errors},
+                                           {"accept_waits", server_.accept_waits}});
 }
 
 std::string store_registry::new_api_key(const std::string& id)

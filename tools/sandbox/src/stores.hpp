@@ -29,6 +29,7 @@ namespace dd_sandbox {
 struct server_state {
     std::optional<std::int64_t> max_open_files;  // soft RLIMIT_NOFILE; none: unlimited
     std::uint64_t accept_errors = 0;  // failed accept() calls (EMFILE, ENFILE, ...)
+    std::uint64_t accept_waits = 0;   // waits (accept_retry_delay) started after one
     bool accepting = true;            // false while waiting after a failed accept
     std::int64_t connections = 0;     // open client connections
 };
