@@ -174,6 +174,21 @@ protected:
                 ++n;
         return n;
     }
+
+    /// Creates the asset with `created` (its upload handle), fails the first
+    /// PUT, and expects the URL to be refreshed (POST /replace) before the
+    /// retried PUT goes to the new URL; the upload must succeed.
+    void expect_refresh_before_retry(const std::string& created)
+    {
+        fake->expect(dd::http_method::post, api("/assets")).respond(201, created);
+        fake->expect(dd::http_method::put, put_target).fail(asio::error::connection_reset);
+        fake->expect(dd::http_method::post, api("/assets/a1/replace")).respond(200, with_upload(3, put_url2));
+        fake->expect(dd::http_method::put, dd::testing::fake_transport::target_of(put_url2).data()).respond(200);
+        auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
+                            {.retry_backoff = 1ms, .reread_asset = false});
+        ASSERT_FALSE(r.ec) << diag.to_string();
+        EXPECT_TRUE(fake->done()) << (fake->mismatches().empty() ? "" : fake->mismatches()[0]);
+    }
 };
 
 // ---- sans-io core ---------------------------------------------------------------------------
@@ -594,14 +609,7 @@ TEST_F(upload_test, expired_url_is_refreshed_with_replace)
 
 TEST_F(upload_test, nearly_expired_url_is_refreshed_before_a_retry)
 {
-    fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3, put_url, std::chrono::system_clock::now() + 10s));
-    fake->expect(dd::http_method::put, put_target).fail(asio::error::connection_reset);
-    fake->expect(dd::http_method::post, api("/assets/a1/replace")).respond(200, with_upload(3, put_url2));
-    fake->expect(dd::http_method::put, dd::testing::fake_transport::target_of(put_url2).data()).respond(200);
-    auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
-                        {.retry_backoff = 1ms, .reread_asset = false});
-    ASSERT_FALSE(r.ec) << diag.to_string();
-    EXPECT_TRUE(fake->done()) << (fake->mismatches().empty() ? "" : fake->mismatches()[0]);
+    expect_refresh_before_retry(with_upload(3, put_url, std::chrono::system_clock::now() + 10s));
 }
 
 std::string with_upload_expiring(const char* expires_at, const char* url = put_url)
@@ -640,14 +648,7 @@ TEST_F(upload_test, expires_at_far_in_the_past_is_refreshed)
         SCOPED_TRACE(exp);
         fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
         client = dd::client(fake, dd::client_params{.base_url = base_url, .api_key = api_key});
-        fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload_expiring(exp));
-        fake->expect(dd::http_method::put, put_target).fail(asio::error::connection_reset);
-        fake->expect(dd::http_method::post, api("/assets/a1/replace")).respond(200, with_upload(3, put_url2));
-        fake->expect(dd::http_method::put, dd::testing::fake_transport::target_of(put_url2).data()).respond(200);
-        auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
-                            {.retry_backoff = 1ms, .reread_asset = false});
-        ASSERT_FALSE(r.ec) << diag.to_string();
-        EXPECT_TRUE(fake->done()) << (fake->mismatches().empty() ? "" : fake->mismatches()[0]);
+        expect_refresh_before_retry(with_upload_expiring(exp));
     }
 }
 
