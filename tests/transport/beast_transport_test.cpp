@@ -7,6 +7,7 @@
 // upstream. Label: integration.
 
 #include <digital_delivery/beast_transport.hpp>
+#include <digital_delivery/impl/internal/connection_reuse.hpp>
 
 #include "nginx_env.hpp"
 #include "run.hpp"
@@ -285,6 +286,130 @@ private:
     std::deque<scripted> script_;
 };
 
+// A keep-alive server: every connection (its own thread) answers each
+// request with "c<connection>r<request>" and keeps the connection open.
+// After the first response on a connection it can send `unsolicited` bytes
+// (an unrequested response, a stray CRLF) as a separate write, or announce
+// `keep_alive` ("timeout=N") in every response.
+class keepalive_server
+{
+public:
+    struct behaviour
+    {
+        std::string unsolicited;
+        std::string keep_alive;
+    };
+    explicit keepalive_server(behaviour b)
+        : b_(std::move(b)),
+          acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}),
+          endpoint_(acceptor_.local_endpoint())
+    {
+        thread_ = std::thread([this] { accept_loop(); });
+    }
+    ~keepalive_server()
+    {
+        stop_ = true;
+        {
+            boost::asio::ip::tcp::socket poke(ioc_);
+            error_code ec;
+            poke.connect(endpoint_, ec);
+        }
+        thread_.join();
+        std::lock_guard<std::mutex> l(m_);
+        for (auto& s : sockets_)
+            ::shutdown(s->native_handle(), SHUT_RDWR);
+        for (auto& t : workers_)
+            t.join();
+    }
+    unsigned short port() const { return endpoint_.port(); }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port()) + "/x"; }
+    int accepted() const { return accepted_.load(); }
+    int pushed() const { return pushed_.load(); }
+
+private:
+    void accept_loop()
+    {
+        for (;;)
+        {
+            auto s = std::make_shared<boost::asio::ip::tcp::socket>(ioc_);
+            error_code ec;
+            acceptor_.accept(*s, ec);
+            if (stop_)
+                return;
+            if (ec)
+                continue;
+            const int n = ++accepted_;
+            std::lock_guard<std::mutex> l(m_);
+            sockets_.push_back(s);
+            workers_.emplace_back([this, s, n] { serve(*s, n); });
+        }
+    }
+    void serve(boost::asio::ip::tcp::socket& s, int conn)
+    {
+        std::string in;
+        char buf[4096];
+        for (int req = 1;; ++req)
+        {
+            error_code ec;
+            std::size_t end;
+            while ((end = in.find("\r\n\r\n")) == std::string::npos)
+            {
+                const std::size_t n = s.read_some(boost::asio::buffer(buf), ec);
+                if (ec)
+                    return;
+                in.append(buf, n);
+            }
+            std::size_t length = 0;
+            if (const auto at = in.find("Content-Length: "); at != std::string::npos && at < end)
+                length = std::strtoull(in.c_str() + at + 16, nullptr, 10);
+            while (in.size() < end + 4 + length)
+            {
+                const std::size_t n = s.read_some(boost::asio::buffer(buf), ec);
+                if (ec)
+                    return;
+                in.append(buf, n);
+            }
+            in.erase(0, end + 4 + length);
+            const std::string body = "c" + std::to_string(conn) + "r" + std::to_string(req);
+            std::string resp = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+            if (!b_.keep_alive.empty())
+                resp += "Keep-Alive: " + b_.keep_alive + "\r\n";
+            resp += "\r\n" + body;
+            boost::asio::write(s, boost::asio::buffer(resp), ec);
+            if (ec)
+                return;
+            if (req == 1 && !b_.unsolicited.empty())
+            {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a write of its own
+                boost::asio::write(s, boost::asio::buffer(b_.unsolicited), ec);
+                ++pushed_;
+            }
+        }
+    }
+
+    behaviour b_;
+    boost::asio::io_context ioc_;
+    boost::asio::ip::tcp::acceptor acceptor_;
+    boost::asio::ip::tcp::endpoint endpoint_;
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::atomic<int> accepted_{0};
+    std::atomic<int> pushed_{0};
+    std::mutex m_;
+    std::vector<std::shared_ptr<boost::asio::ip::tcp::socket>> sockets_;
+    std::vector<std::thread> workers_;
+};
+
+// Waits until the server has sent its unsolicited bytes, and a little more
+// for loopback to deliver them.
+void wait_pushed(const keepalive_server& s)
+{
+    for (int i = 0; i < 2000 && s.pushed() == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_EQ(s.pushed(), 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
 }  // namespace
 
 TEST(BeastTransport, InvalidUrls)
@@ -371,13 +496,12 @@ TEST(BeastTransport, StalePooledConnection)
     ASSERT_FALSE(r.ec) << r.ec.message();
     EXPECT_EQ(r.resp.status, 200u);
     ASSERT_TRUE(dd_test::wait_until_peer_closed(env->tls_close_port)) << "nginx kept the idle connection";
-    // Not idempotent: not resent.
+    // Not idempotent: the closed connection is noticed before anything is
+    // written to it, and the POST goes out once, on a fresh connection.
     auto r2 = send(ioc, t, make(http_method::post, url, "once"));
-    EXPECT_EQ(r2.ec, client_errc::connection_closed) << r2.ec.message();
-    // The pool recovered.
-    auto r3 = send(ioc, t, make(http_method::post, url, "again"));
-    ASSERT_FALSE(r3.ec) << r3.ec.message();
-    EXPECT_EQ(r3.resp.body, "POST:again");
+    ASSERT_FALSE(r2.ec) << r2.ec.message();
+    EXPECT_EQ(r2.resp.body, "POST:once");
+    EXPECT_EQ(env->wait_for_requests("tag=stale", 3), 3u);
 }
 
 TEST(BeastTransport, UnknownCa)
@@ -677,6 +801,110 @@ TEST(BeastTransport, StreamingRequestSkipsAPooledConnectionThePeerClosed)
     EXPECT_EQ(r2.resp.status, 200u);
     EXPECT_EQ(r2.resp.body, "uploaded");
     EXPECT_EQ(server.accepted(), 2);
+}
+
+// A server that closes idle keep-alive connections (here: at once, after
+// each answer): a POST, which may not be resent, still goes out exactly once
+// on a fresh connection instead of failing with connection_closed.
+TEST(BeastTransport, APostAfterAnIdleCloseGoesOutOnAFreshConnection)
+{
+    scripted_server server;
+    const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/x";
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor());
+    server.push("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst");
+    ASSERT_FALSE(send(ioc, t, make(http_method::get, url)).ec);
+    ASSERT_TRUE(dd_test::wait_until_peer_closed(server.port()));
+    server.push("HTTP/1.1 201 Created\r\nContent-Length: 7\r\n\r\ncreated", true);
+    auto r = send(ioc, t, make(http_method::post, url, R"({"asset":{}})"));
+    ASSERT_FALSE(r.ec) << r.ec.message();
+    EXPECT_EQ(r.resp.status, 201u);
+    EXPECT_EQ(r.resp.body, "created");
+    EXPECT_EQ(server.accepted(), 2);
+}
+
+// Bytes a server sends on a connection idle in the pool are no response to
+// the next request: that connection is discarded, and the next request gets
+// its own answer on a fresh one.
+TEST(BeastTransport, UnsolicitedBytesOnAnIdleConnectionAreNeverAResponse)
+{
+    keepalive_server server({.unsolicited = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\npushed"});
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor());
+    auto r1 = send(ioc, t, make(http_method::get, server.url()));
+    ASSERT_FALSE(r1.ec) << r1.ec.message();
+    EXPECT_EQ(r1.resp.body, "c1r1");
+    wait_pushed(server);
+    auto r2 = send(ioc, t, make(http_method::get, server.url()));
+    ASSERT_FALSE(r2.ec) << r2.ec.message();
+    EXPECT_EQ(r2.resp.body, "c2r1");
+    // ... and so is a write, which may not be resent.
+    wait_pushed(server);  // the second connection pushed too
+    auto r3 = send(ioc, t, make(http_method::post, server.url(), "x"));
+    ASSERT_FALSE(r3.ec) << r3.ec.message();
+    EXPECT_EQ(r3.resp.body, "c3r1");
+}
+
+// A stray CRLF after a keep-alive response does not fail the next request.
+TEST(BeastTransport, AStrayCrlfAfterAResponseDoesNotFailTheNextRequest)
+{
+    keepalive_server server({.unsolicited = "\r\n"});
+    boost::asio::io_context ioc;
+    dd::beast_transport t(ioc.get_executor());
+    ASSERT_FALSE(send(ioc, t, make(http_method::get, server.url())).ec);
+    wait_pushed(server);
+    auto r = send(ioc, t, make(http_method::get, server.url()));
+    ASSERT_FALSE(r.ec) << r.ec.message();
+    EXPECT_EQ(r.resp.status, 200u);
+}
+
+// Keep-Alive: timeout=N is honoured: a connection is reused only while well
+// inside the server's announced idle time (one second of margin).
+TEST(BeastTransport, KeepAliveTimeoutIsHonoured)
+{
+    {
+        keepalive_server server({.keep_alive = "timeout=30, max=100"});
+        boost::asio::io_context ioc;
+        dd::beast_transport t(ioc.get_executor());
+        ASSERT_FALSE(send(ioc, t, make(http_method::get, server.url())).ec);
+        auto r = send(ioc, t, make(http_method::post, server.url(), "x"));
+        ASSERT_FALSE(r.ec) << r.ec.message();
+        EXPECT_EQ(r.resp.body, "c1r2");
+    }
+    {
+        keepalive_server server({.keep_alive = "timeout=1"});
+        boost::asio::io_context ioc;
+        dd::beast_transport t(ioc.get_executor());
+        ASSERT_FALSE(send(ioc, t, make(http_method::get, server.url())).ec);
+        auto r = send(ioc, t, make(http_method::post, server.url(), "x"));
+        ASSERT_FALSE(r.ec) << r.ec.message();
+        EXPECT_EQ(r.resp.body, "c2r1");
+    }
+}
+
+// The reuse limit from a response alone (no I/O).
+TEST(KeepAliveLimit, FromTheServersKeepAliveHeader)
+{
+    using dd::detail::keep_alive_timeout_param;
+    EXPECT_EQ(keep_alive_timeout_param("timeout=5, max=1000"), 5);
+    EXPECT_EQ(keep_alive_timeout_param("max=10,Timeout=7"), 7);
+    EXPECT_EQ(keep_alive_timeout_param(" timeout=\"3\" "), 3);
+    EXPECT_EQ(keep_alive_timeout_param("timeout=-1"), -1);
+    EXPECT_EQ(keep_alive_timeout_param("timeout=99999999999999999999"), -1);
+    EXPECT_EQ(keep_alive_timeout_param("timeouts=5"), -1);
+    EXPECT_EQ(keep_alive_timeout_param(""), -1);
+    const auto limit = [](const char* ka) {
+        http_response r;
+        if (ka)
+            r.headers.add("Keep-Alive", ka);
+        return dd::detail::keep_alive_limit(r, std::chrono::milliseconds(4000));
+    };
+    EXPECT_EQ(limit(nullptr), std::chrono::milliseconds(4000));
+    EXPECT_EQ(limit("timeout=60"), std::chrono::milliseconds(4000));
+    EXPECT_EQ(limit("timeout=3"), std::chrono::milliseconds(2000));
+    EXPECT_EQ(limit("timeout=1"), std::chrono::milliseconds(0));
+    EXPECT_EQ(limit("timeout=0"), std::chrono::milliseconds(0));
+    EXPECT_EQ(limit("timeout=x"), std::chrono::milliseconds(4000));
 }
 
 // An https URL whose server does not speak TLS: a typed TLS error, whether

@@ -32,6 +32,7 @@
 
 #include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/impl/internal/beast_url.hpp>
+#include <digital_delivery/impl/internal/connection_reuse.hpp>
 #include <digital_delivery/error.hpp>
 
 #include <boost/asio/append.hpp>
@@ -165,7 +166,8 @@ struct connection : std::enable_shared_from_this<connection>
     beast::flat_buffer buf;                          // reserved once, reused
     std::string wbuf;                                // request header, reused
     std::optional<direct_parser> parser;             // per response, storage reused
-    clock::time_point idle_since{};
+    clock::time_point keep_until{};                  // idle: reusable until then
+    std::chrono::milliseconds keep_for{};            // set from each response (keep_alive_limit)
     long verify_error = X509_V_OK;                   // recorded by the verify callback
     std::uint64_t requests = 0;
     bool idle = false;                               // in pool->idle
@@ -462,15 +464,23 @@ inline http::verb to_verb(http_method m) noexcept
     return http::verb::get;
 }
 
-/// Whether an idle pooled connection can still carry a request that cannot be
-/// resent (a streaming body): nothing is readable on it — no EOF from a peer
-/// that closed it, no TLS alert, no stray bytes (a non-blocking MSG_PEEK).
-/// Other requests skip the syscall: they are resent on a fresh connection
-/// when a pooled one turns out to be closed.
-inline bool idle_connection_alive(tcp::socket& s) noexcept
+/// Whether an idle pooled connection may carry the next request: nothing is
+/// readable on it — no EOF from a peer that closed it, no TLS alert, no
+/// bytes the server sent unasked (they would be read as the next response) —
+/// checked without blocking (recv with MSG_PEEK | MSG_DONTWAIT, and for TLS
+/// the records OpenSSL holds). Checked before every reuse, so a request that
+/// may not be resent is never written to a connection known to be closed.
+inline bool idle_connection_alive(connection& c) noexcept
 {
-    if (!s.is_open())
+    tcp::socket& s = c.socket();
+    if (!s.is_open() || c.buf.size() != 0)
         return false;
+    if (c.tls)
+    {
+        SSL* ssl = c.tls->native_handle();
+        if (SSL_has_pending(ssl) || BIO_pending(SSL_get_rbio(ssl)) > 0)
+            return false;
+    }
 #if defined(MSG_PEEK) && defined(MSG_DONTWAIT)
     char b;
     const auto r = ::recv(s.native_handle(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -1148,10 +1158,7 @@ inline void request_op::acquire()
                 conn_ptr c = std::move(hp.idle.back());
                 hp.idle.pop_back();
                 c->idle = false;
-                // A streaming body cannot be resent: for it, also check that the
-                // peer has not closed the connection meanwhile.
-                if (now - c->idle_since >= p.idle_timeout ||
-                    !(req.body_stream ? idle_connection_alive(c->socket()) : c->socket().is_open()))
+                if (now >= c->keep_until || !idle_connection_alive(*c))
                 {
                     c->close();
                     unwatch(*c);
@@ -1293,7 +1300,8 @@ inline void request_op::on_exchanged(exchange_result r)
         return complete(r.ec);
     }
     ++c->requests;
-    impl->release(*pool, c, r.reusable);
+    c->keep_for = keep_alive_limit(r.resp, impl->params_.idle_timeout);
+    impl->release(*pool, c, r.reusable && c->keep_for.count() > 0);
     // Completing may start the next request on this connection (the handler
     // runs inline when its executor allows it): the watchdog then stays
     // armed. Otherwise the idle connection stops it.
@@ -1338,7 +1346,7 @@ inline void beast_transport_impl::release(bt::host_pool& hp, bt::conn_ptr c, boo
     // Idle expiry is lazy (here and in acquire): no timer is kept pending, so
     // an idle pool never keeps io_context::run() from returning.
     const auto now = bt::clock::now();
-    while (!hp.idle.empty() && now - hp.idle.front()->idle_since >= params_.idle_timeout)
+    while (!hp.idle.empty() && now >= hp.idle.front()->keep_until)
     {
         hp.idle.front()->close();
         hp.idle.front()->idle = false;
@@ -1346,7 +1354,7 @@ inline void beast_transport_impl::release(bt::host_pool& hp, bt::conn_ptr c, boo
         hp.idle.erase(hp.idle.begin());
         --hp.total;
     }
-    c->idle_since = now;
+    c->keep_until = now + c->keep_for;
     c->idle = true;
     hp.idle.push_back(std::move(c));
 }
