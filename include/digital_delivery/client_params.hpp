@@ -35,8 +35,22 @@ struct client_params
     std::string user_agent = "digital_delivery/0.1";
 
     /// Time limit of one attempt of one request (connect + send + receive),
-    /// passed to the transport as http_request::timeout. Default 30 s.
+    /// passed to the transport as http_request::timeout, and never past the
+    /// operation's deadline. Default 30 s.
     std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
+
+    /// The deadline of every request operation that has none of its own
+    /// (request_options::deadline), counted from the operation's start: it
+    /// covers rate-limit waits, every attempt (each attempt's timeout is cut
+    /// to what is left) and the backoff between them. Expiry:
+    /// client_errc::deadline_exceeded, or at once
+    /// client_errc::rate_limit_wait_exceeds_deadline when the rate-limit
+    /// points cannot arrive in time. Default 60 s: a server that accepts
+    /// connections and never answers costs at most this. Zero: no default
+    /// deadline (operations then end by their attempts and retries alone).
+    /// Work queued for longer on purpose (a bulk job sending hundreds of
+    /// requests at once) passes its own deadline. See docs/operations.md.
+    std::chrono::milliseconds operation_timeout{std::chrono::seconds(60)};
 
     /// The client-side token bucket (default: the API's 40 points per 60 s).
     /// Every client of the same (base_url, api_key) in the process shares one

@@ -23,10 +23,15 @@ protected:
     dd::diagnostics diag;
 
     // Each test its own key, hence its own shared bucket.
-    dd::client make_client(dd::rate_limit_params rl = {}, dd::retry_params rp = {.initial_backoff = 1ms, .max_backoff = 5ms})
+    dd::client make_client(dd::rate_limit_params rl = {}, dd::retry_params rp = {.initial_backoff = 1ms, .max_backoff = 5ms},
+                           std::chrono::milliseconds operation_timeout = 60s)
     {
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        return dd::client(fake, {.base_url = base_url, .api_key = std::string("key-") + info->name(), .rate_limit = rl, .retry = rp});
+        return dd::client(fake, {.base_url = base_url,
+                                 .api_key = std::string("key-") + info->name(),
+                                 .operation_timeout = operation_timeout,
+                                 .rate_limit = rl,
+                                 .retry = rp});
     }
 
     /// Sends GET /orders/o1 with a fresh fake transport that answers 429 with
@@ -37,7 +42,8 @@ protected:
     {
         SCOPED_TRACE(retry_after);
         fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
-        auto c = make_client();
+        // No default deadline: the cap (60 s) would meet it.
+        auto c = make_client({}, {.initial_backoff = 1ms, .max_backoff = 5ms}, 0ms);
         fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", retry_after);
         fake->expect_any().respond(200, ok_order());
         dd::testing::virtual_clock vc;
@@ -177,6 +183,56 @@ TEST_F(retry_test, deadline_bounds_a_hanging_attempt)
     EXPECT_EQ(ec, dd::condition::timeout);
     ASSERT_EQ(fake->requests().size(), 1u);
     EXPECT_EQ(fake->requests()[0].timeout, 60ms) << "the attempt gets what is left of the deadline";
+}
+
+// A server that accepts the request and never answers: with every setting
+// at its default, the operation ends within client_params::operation_timeout
+// (60 s), not after max_attempts whole request timeouts (4 x 30 s, 120 s and
+// more). Here the first attempt's 30 s timeout ends it: a second attempt
+// could not end before the deadline.
+TEST_F(retry_test, a_silent_server_costs_the_default_operation_timeout_at_most)
+{
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dd::client c(fake, {.base_url = base_url, .api_key = std::string("key-") + info->name()});
+    for (int i = 0; i < 8; ++i)
+        fake->expect_any().hang();
+    dd::testing::virtual_clock vc;
+    bool done = false;
+    dd::error_code ec;
+    dd::async_get_order(c, "o1", diag, [&](dd::error_code e, dd::order) { ec = e, done = true; });
+    vc.run_for(ioc, 29'900ms, 100ms);
+    EXPECT_FALSE(done) << "gave up before the attempt's timeout";
+    vc.run_for(ioc, 30'100ms, 100ms);
+    ASSERT_TRUE(done) << "still waiting after the default deadline";
+    EXPECT_EQ(ec, dd::condition::timeout) << ec.message();
+    ASSERT_EQ(fake->requests().size(), 1u);
+    EXPECT_EQ(fake->requests()[0].timeout, 30s);
+}
+
+// The default deadline cuts an attempt's timeout to what is left of it.
+TEST_F(retry_test, the_default_deadline_cuts_the_attempt_timeout)
+{
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dd::client c(fake, {.base_url = base_url, .api_key = std::string("key-") + info->name(), .operation_timeout = 10s});
+    fake->expect_any().hang();
+    auto [ec, o] = run_in_virtual_time([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
+    EXPECT_EQ(ec, dd::condition::timeout) << ec.message();
+    ASSERT_EQ(fake->requests().size(), 1u);
+    EXPECT_EQ(fake->requests()[0].timeout, 10s);
+}
+
+// Zero turns the default deadline off: attempts and retries alone end it.
+TEST_F(retry_test, operation_timeout_zero_means_no_default_deadline)
+{
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dd::client c(fake, {.base_url = base_url, .api_key = std::string("key-") + info->name(), .operation_timeout = 0ms});
+    for (int i = 0; i < 4; ++i)
+        fake->expect_any().hang();
+    auto [ec, o] = run_in_virtual_time([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
+    EXPECT_EQ(ec, dd::client_errc::request_timeout) << ec.message();
+    EXPECT_EQ(fake->requests().size(), 4u);
+    for (const auto& r : fake->requests())
+        EXPECT_EQ(r.timeout, 30s);
 }
 
 TEST_F(retry_test, a_rate_limit_wait_that_cannot_end_in_time_fails_at_once)

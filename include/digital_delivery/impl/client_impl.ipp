@@ -6,6 +6,7 @@
 #define DIGITAL_DELIVERY_IMPL_CLIENT_IMPL_IPP
 
 #include <digital_delivery/detail/client_impl.hpp>
+#include <digital_delivery/detail/saturating_time.hpp>
 #include <digital_delivery/error_with_diagnostics.hpp>
 #include <digital_delivery/impl/http_message.ipp>
 #include <digital_delivery/impl/internal/rate_limiter.hpp>
@@ -564,6 +565,8 @@ struct execute_op
             const retry_params& rp = s.p.retry ? *s.p.retry : s.self->params().retry;
             s.may_retry = rp.enabled && rp.max_attempts > 1;
             const auto now = clock::now();
+            if (!s.p.deadline && s.self->params().operation_timeout.count() > 0)
+                s.p.deadline = detail::checked_add(now, s.self->params().operation_timeout);
             s.rs.emplace(rp, s.self->budget(), now, s.p.deadline);
             // A disabled limiter grants at once: go straight to the attempt
             // (the transport never completes inline, so neither does this).
