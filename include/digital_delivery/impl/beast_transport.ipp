@@ -18,10 +18,13 @@
 //    run -> acquire (idle connection | new slot | FIFO wait until the
 //    deadline) -> [open_connection: a coroutine, only for new connections]
 //    -> exchange -> on_exchanged (release, retry once on a stale pooled
-//    connection, complete). Requests with an in-memory body use
-//    simple_exchange (one gather write of a header serialized into a reused
-//    buffer, then read_some + a parser writing straight into http_response);
-//    streaming bodies use the exchange_stream coroutine (concurrent reader).
+//    connection, complete). The bytes of the exchange (one request
+//    serializer, one response reader, the keep-alive decision) are the sans-io
+//    core in impl/internal/http_exchange.hpp; two drivers move them: requests
+//    with an in-memory body use simple_exchange (one gather write of the head
+//    and body, then read_some into a reused buffer); streaming bodies use the
+//    exchange_stream coroutine (the body written while a concurrent reader
+//    watches for an early response).
 //  - Every interruption (cancellation slot, watchdog) is delivered on the
 //    strand as interrupt(reason): it records the reason and stops whatever is
 //    in progress (leaves the waiter queue, cancels the resolver, closes the
@@ -33,6 +36,7 @@
 #include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/impl/internal/beast_url.hpp>
 #include <digital_delivery/impl/internal/connection_reuse.hpp>
+#include <digital_delivery/impl/internal/http_exchange.hpp>
 #include <digital_delivery/error.hpp>
 
 #include <boost/asio/append.hpp>
@@ -52,14 +56,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/serializer.hpp>
-#include <boost/beast/http/span_body.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
@@ -101,50 +98,6 @@ constexpr auto tok = asio::as_tuple(asio::use_awaitable);
 struct request_op;
 struct host_pool;
 
-// A response parser writing straight into an http_response: no Beast fields
-// container, no copy of the header fields or of the body afterwards.
-class direct_parser : public http::basic_parser<false>
-{
-public:
-    direct_parser()
-    {
-        resp.headers.reserve(12, 384);
-    }
-    http_response resp;
-
-private:
-    void on_request_impl(http::verb, beast::string_view, beast::string_view, int, error_code&) override {}
-    void on_response_impl(int code, beast::string_view, int, error_code& ec) override
-    {
-        // Beast takes any three digits; an HTTP status is 100-599 (RFC 9110).
-        if (code < 100 || code > 599)
-            ec = http::error::bad_status;
-        resp.status = static_cast<unsigned>(code);
-    }
-    void on_field_impl(http::field, beast::string_view name, beast::string_view value, error_code&) override
-    {
-        resp.headers.add(std::string_view(name.data(), name.size()), std::string_view(value.data(), value.size()));
-    }
-    void on_header_impl(error_code&) override {}
-    void on_body_init_impl(const boost::optional<std::uint64_t>& len, error_code&) override
-    {
-        if (len && *len <= (std::uint64_t{1} << 30))
-            resp.body.reserve(static_cast<std::size_t>(*len));
-    }
-    std::size_t on_body_impl(beast::string_view b, error_code&) override
-    {
-        resp.body.append(b.data(), b.size());
-        return b.size();
-    }
-    void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code&) override {}
-    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view b, error_code&) override
-    {
-        resp.body.append(b.data(), b.size());
-        return b.size();
-    }
-    void on_finish_impl(error_code&) override {}
-};
-
 struct connection : std::enable_shared_from_this<connection>
 {
     connection(const asio::any_io_executor& ex, const strand_t& st, host_pool* hp, std::size_t buffer_size)
@@ -165,7 +118,7 @@ struct connection : std::enable_shared_from_this<connection>
     std::unique_ptr<ssl::stream<tcp::socket>> tls;   // used for https
     beast::flat_buffer buf;                          // reserved once, reused
     std::string wbuf;                                // request header, reused
-    std::optional<direct_parser> parser;             // per response, storage reused
+    response_reader reader;                          // per response, storage reused
     clock::time_point keep_until{};                  // idle: reusable until then
     std::chrono::milliseconds keep_for{};            // set from each response (keep_alive_limit)
     long verify_error = X509_V_OK;                   // recorded by the verify callback
@@ -378,15 +331,6 @@ struct request_op : std::enable_shared_from_this<request_op>
     conn_ptr handoff;               // given by release() to a queued op
     bool slot_granted = false;      // ... or the right to open a new one
 
-    std::string target() const
-    {
-        std::string t;
-        if (path_query.empty() || path_query.front() != '/')
-            t = "/";
-        t.append(path_query.data(), path_query.size());
-        return t;
-    }
-
     void interrupt(error_code why)
     {
         if (done || reason)
@@ -451,19 +395,6 @@ inline void watch_expired(const std::weak_ptr<connection>& w, unsigned g)
     arm_watch(*c, c->deadline, c->strand);
 }
 
-inline http::verb to_verb(http_method m) noexcept
-{
-    switch (m)
-    {
-    case http_method::get: return http::verb::get;
-    case http_method::post: return http::verb::post;
-    case http_method::put: return http::verb::put;
-    case http_method::patch: return http::verb::patch;
-    case http_method::delete_: return http::verb::delete_;
-    }
-    return http::verb::get;
-}
-
 /// Whether an idle pooled connection may carry the next request: nothing is
 /// readable on it — no EOF from a peer that closed it, no TLS alert, no
 /// bytes the server sent unasked (they would be read as the next response) —
@@ -511,104 +442,50 @@ inline error_code map_io_error(const error_code& ec) noexcept
     return ec;
 }
 
-template <class Fields>
-void apply_headers(http::header<true, Fields>& h, const request_op& op, const beast_transport_params& p)
+inline request_head head_of(const request_op& op, const beast_transport_params& p, std::uint64_t content_length,
+                            bool streamed) noexcept
 {
-    bool has_host = false, has_ua = false;
-    for (const auto f : op.req.headers)
-    {
-        if (beast::iequals(f.name, "content-length") || beast::iequals(f.name, "transfer-encoding"))
-            continue;
-        has_host = has_host || beast::iequals(f.name, "host");
-        has_ua = has_ua || beast::iequals(f.name, "user-agent");
-        h.insert(beast::string_view(f.name.data(), f.name.size()), beast::string_view(f.value.data(), f.value.size()));
-    }
-    if (!has_host)
-        h.set(http::field::host, op.pool->host_header);
-    if (!has_ua && !p.user_agent.empty())
-        h.set(http::field::user_agent, p.user_agent);
+    request_head h;
+    h.method = op.req.method;
+    h.path_query = op.path_query;
+    h.headers = &op.req.headers;
+    h.host_header = op.pool->host_header;
+    h.user_agent = p.user_agent;
+    h.content_length = content_length;
+    h.always_content_length = streamed;
+    return h;
 }
 
-// The request header as Beast's serializer writes it for apply_headers (the
-// same fields in the same order), into a reused buffer.
-inline void serialize_request_header(std::string& out, const request_op& op, const beast_transport_params& p)
+// Feeds what the connection's buffer holds to its response reader.
+inline response_reader::state feed(connection& c)
 {
-    static constexpr std::string_view methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
-    out.clear();
-    out.append(methods[static_cast<int>(op.req.method)]);
-    out += ' ';
-    if (op.path_query.empty() || op.path_query.front() != '/')
-        out += '/';
-    out.append(op.path_query);
-    out.append(" HTTP/1.1\r\n");
-    bool has_host = false, has_ua = false;
-    for (const auto f : op.req.headers)
-    {
-        if (beast::iequals(f.name, "content-length") || beast::iequals(f.name, "transfer-encoding"))
-            continue;
-        has_host = has_host || beast::iequals(f.name, "host");
-        has_ua = has_ua || beast::iequals(f.name, "user-agent");
-        out.append(f.name);
-        out.append(": ");
-        out.append(f.value);
-        out.append("\r\n");
-    }
-    if (!has_host)
-    {
-        out.append("Host: ");
-        out.append(op.pool->host_header);
-        out.append("\r\n");
-    }
-    if (!has_ua && !p.user_agent.empty())
-    {
-        out.append("User-Agent: ");
-        out.append(p.user_agent);
-        out.append("\r\n");
-    }
-    const auto& body = op.req.body;
-    if (!body.empty() || op.req.method == http_method::post || op.req.method == http_method::put ||
-        op.req.method == http_method::patch)
-    {
-        char digits[24];
-        char* e = digits + sizeof digits;
-        char* b = e;
-        std::size_t n = body.size();
-        do
-        {
-            *--b = static_cast<char>('0' + n % 10);
-            n /= 10;
-        } while (n);
-        out.append("Content-Length: ");
-        out.append(b, static_cast<std::size_t>(e - b));
-        out.append("\r\n");
-    }
-    out.append("\r\n");
+    if (c.buf.size() == 0)
+        return response_reader::state::need_more;
+    std::size_t used = 0;
+    const auto st = c.reader.put(c.buf.data(), used);
+    c.buf.consume(used);
+    return st;
 }
 
-inline http_response convert(http::response<http::string_body>& m)
+// Room to read into; false when the buffer cannot grow.
+inline bool read_room(connection& c, asio::mutable_buffer& mb)
 {
-    http_response out;
-    out.status = m.result_int();
-    std::size_t n = 0, bytes = 0;
-    for (const auto& f : m)
+    const std::size_t room = c.buf.capacity() - c.buf.size();
+    const std::size_t want = std::min<std::size_t>(std::max<std::size_t>(room, 512), 65536);
+    try
     {
-        ++n;
-        bytes += f.name_string().size() + f.value().size();
+        mb = c.buf.prepare(want);
+        return true;
     }
-    out.headers.reserve(n, bytes);
-    for (const auto& f : m)
+    catch (const std::length_error&)
     {
-        const auto name = f.name_string();
-        const auto value = f.value();
-        out.headers.add(std::string_view(name.data(), name.size()), std::string_view(value.data(), value.size()));
+        return false;
     }
-    out.body = std::move(m.body());
-    return out;
 }
 
 // --- the common case: a request with an in-memory body, as a state machine
-// (write the header + body with one gather write, then read and parse with a
-// reused buffer until a final response) ---
+// (write the head + body with one gather write, then read into a reused
+// buffer and feed the response reader until a final response) ---
 
 template <class Stream>
 struct simple_exchange
@@ -616,7 +493,6 @@ struct simple_exchange
     std::shared_ptr<request_op> op;
     Stream* s;
     bool reading = false;
-    bool got_any = false;
 
     using executor_type = strand_t;
     executor_type get_executor() const noexcept { return op->impl->strand_; }
@@ -624,7 +500,7 @@ struct simple_exchange
     static void start(std::shared_ptr<request_op> o, Stream& s)
     {
         connection& c = *o->conn;
-        serialize_request_header(c.wbuf, *o, o->impl->params_);
+        serialize_request_head(c.wbuf, head_of(*o, o->impl->params_, o->req.body.size(), false));
         const std::array<asio::const_buffer, 2> bufs{asio::buffer(c.wbuf), asio::buffer(o->req.body)};
         asio::async_write(s, bufs, simple_exchange{std::move(o), &s});
     }
@@ -638,7 +514,7 @@ struct simple_exchange
     void fail(error_code ec)
     {
         exchange_result r;
-        r.nothing_received = !got_any && is_closed_error(ec);
+        r.nothing_received = !op->conn->reader.got_any() && is_closed_error(ec);
         r.ec = map_io_error(ec);
         finish(std::move(r));
     }
@@ -658,128 +534,45 @@ struct simple_exchange
                 return finish(std::move(r));
             }
             reading = true;
-            new_parser(c);
-            got_any = c.buf.size() != 0;
+            c.reader.start(op->impl->params_.response_body_limit);
             return parse(c);
         }
         c.buf.commit(n);
         if (ec == asio::error::eof)
-        {
-            if (!c.parser->got_some())
-                return fail(http::error::end_of_stream);
-            error_code pec;
-            c.parser->put_eof(pec);
-            if (pec)
-                return fail(pec);
-            return done(c);
-        }
+            return outcome(c, c.reader.put_eof());
         if (ec)
             return fail(ec);
         parse(c);
     }
 
-    void new_parser(connection& c)
-    {
-        c.parser.emplace();
-        c.parser->body_limit(op->impl->params_.response_body_limit);
-    }
-
     // Parses what is buffered; reads more or completes.
     void parse(connection& c)
     {
-        for (;;)
+        response_reader::state st;
+        while ((st = feed(c)) == response_reader::state::continue_)
         {
-            if (c.buf.size() != 0)
-            {
-                error_code pec;
-                std::size_t used = 0;
-                try
-                {
-                    used = c.parser->put(c.buf.data(), pec);
-                }
-                catch (const std::bad_alloc&)
-                {
-                    return fail(make_error_code(boost::system::errc::not_enough_memory));
-                }
-                c.buf.consume(used);
-                got_any = got_any || c.parser->got_some();
-                if (pec && pec != http::error::need_more)
-                    return fail(pec);
-                if (!pec && c.parser->is_done())
-                {
-                    const unsigned st = c.parser->resp.status;
-                    if (st >= 100 && st < 200 && st != 101)
-                    {
-                        new_parser(c);  // an interim response: read the next one
-                        continue;
-                    }
-                    return done(c);
-                }
-                if (!pec && c.buf.size() != 0)
-                    continue;  // the header is done: parse the body
-            }
-            const std::size_t room = c.buf.capacity() - c.buf.size();
-            const std::size_t want = std::min<std::size_t>(std::max<std::size_t>(room, 512), 65536);
-            asio::mutable_buffer mb;
-            try
-            {
-                mb = c.buf.prepare(want);
-            }
-            catch (const std::length_error&)
-            {
-                return fail(http::error::buffer_overflow);
-            }
-            Stream& st = *s;
-            st.async_read_some(mb, std::move(*this));
-            return;
         }
+        if (st != response_reader::state::need_more)
+            return outcome(c, st);
+        asio::mutable_buffer mb;
+        if (!read_room(c, mb))
+            return fail(http::error::buffer_overflow);
+        Stream& stream = *s;
+        stream.async_read_some(mb, std::move(*this));
     }
 
-    void done(connection& c)
+    void outcome(connection& c, response_reader::state st)
     {
+        if (st == response_reader::state::failed)
+            return fail(c.reader.error());
         exchange_result r;
-        r.reusable = c.parser->keep_alive() && !c.parser->need_eof() && c.buf.size() == 0;
-        r.resp = std::move(c.parser->resp);
+        r.reusable = c.reader.reusable(c.buf.size() != 0);
+        r.resp = c.reader.take_response();
         finish(std::move(r));
     }
 };
 
 // --- streaming body: response read concurrently with the body write ---
-
-using response_parser = http::response_parser<http::string_body>;
-
-struct reader_state;
-inline void on_continue(reader_state* rs);
-
-// Reads responses until a final (non-1xx) one; a 100 is reported to `rs`.
-// (No lambda argument: GCC 12 double-frees a capturing lambda passed in a
-// co_await expression.)
-template <class Stream>
-asio::awaitable<error_code> read_final(request_op& op, Stream& s, std::optional<response_parser>& p, bool& got_any,
-                                       reader_state* rs)
-{
-    connection& c = *op.conn;
-    for (;;)
-    {
-        p.emplace();
-        p->body_limit(op.impl->params_.response_body_limit);
-        auto [ec, n] = co_await http::async_read(s, c.buf, *p, tok);
-        (void)n;
-        got_any = got_any || p->got_some();
-        if (ec)
-            co_return ec;
-        const unsigned st = p->get().result_int();
-        if (st < 100 || st > 599)
-            co_return make_error_code(http::error::bad_status);  // Beast takes any three digits
-        if (st >= 100 && st < 200 && st != 101)
-        {
-            if (st == 100 && rs)
-                on_continue(rs);
-            continue;
-        }
-        co_return error_code{};
-    }
-}
 
 struct reader_state
 {
@@ -794,33 +587,60 @@ struct reader_state
     bool keep_alive = false;
 };
 
-inline void on_continue(reader_state* rs)
-{
-    rs->got_continue = true;
-    rs->signal.cancel();
-}
-
+// Reads until a final response (a 100 Continue is reported to `rs`).
 template <class Stream>
 asio::awaitable<void> stream_reader(std::shared_ptr<request_op> op, Stream& s, std::shared_ptr<reader_state> rs)
 {
-    std::optional<response_parser> parser;
-    bool got_any = op->conn->buf.size() != 0;
-    const error_code ec = co_await read_final(*op, s, parser, got_any, rs.get());
-    rs->got_any = got_any;
+    connection& c = *op->conn;
+    c.reader.start(op->impl->params_.response_body_limit);
+    error_code ec;
+    response_reader::state st;
+    for (;;)
+    {
+        st = feed(c);
+        if (st == response_reader::state::continue_)
+        {
+            rs->got_continue = true;
+            rs->signal.cancel();
+            continue;
+        }
+        if (st != response_reader::state::need_more)
+            break;
+        asio::mutable_buffer mb;
+        if (!read_room(c, mb))
+        {
+            ec = http::error::buffer_overflow;
+            break;
+        }
+        auto [rec, n] = co_await s.async_read_some(mb, tok);
+        c.buf.commit(n);
+        if (rec == asio::error::eof)
+        {
+            st = c.reader.put_eof();
+            break;
+        }
+        if (rec)
+        {
+            ec = rec;
+            break;
+        }
+    }
+    rs->got_any = c.reader.got_any();
+    if (!ec && st == response_reader::state::failed)
+        ec = c.reader.error();
     if (ec)
         rs->ec = ec;
     else
     {
-        auto& m = parser->get();
-        rs->keep_alive = m.keep_alive() && !parser->need_eof() && op->conn->buf.size() == 0;
-        rs->resp = convert(m);
+        rs->keep_alive = c.reader.reusable(c.buf.size() != 0);
+        rs->resp = c.reader.take_response();
         // An early refusal (or a server that will close): stop sending the body.
         // An early success on a keep-alive connection: keep sending (the
         // server discards), so that the connection stays usable.
         if (!rs->writer_done && (rs->resp.status >= 300 || !rs->keep_alive))
         {
             rs->keep_alive = false;
-            op->conn->close();
+            c.close();
         }
     }
     rs->done = true;
@@ -908,15 +728,11 @@ asio::awaitable<exchange_result> exchange_stream(std::shared_ptr<request_op> op,
     const auto& p = impl.params_;
     body_source& src = *op->req.body_stream;
     const std::uint64_t size = src.size();
-    bool expect_continue = false;
+    const bool expect_continue = expects_continue(op->req.headers);
     {
-        http::request<http::empty_body> m{to_verb(op->req.method), op->target(), 11};
-        apply_headers(m.base(), *op, p);
-        m.content_length(size);
-        if (auto e = m.find(http::field::expect); e != m.end() && beast::iequals(e->value(), "100-continue"))
-            expect_continue = true;
-        http::request_serializer<http::empty_body> sr{m};
-        auto [ec, n] = co_await http::async_write_header(s, sr, tok);
+        connection& c = *op->conn;
+        serialize_request_head(c.wbuf, head_of(*op, p, size, true));
+        auto [ec, n] = co_await asio::async_write(s, asio::buffer(c.wbuf), tok);
         (void)n;
         if (op->reason)
             co_return r;
