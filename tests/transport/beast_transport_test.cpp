@@ -882,6 +882,52 @@ TEST(BeastTransport, KeepAliveTimeoutIsHonoured)
     }
 }
 
+// The peer fails at every point of the exchange: it closes the connection
+// after each prefix of its response (nothing, part of the status line, of a
+// header, of the body, of a chunk), for a GET, a POST and a streamed PUT.
+// Every run ends with a typed error or the whole response: never a hang, a
+// crash, a truncated body delivered as a success, or an untyped error.
+TEST(BeastTransport, APeerClosingAtEveryPointGivesATypedError)
+{
+    const std::string bodies[] = {
+        "HTTP/1.1 200 OK\r\nContent-Length: 11\r\nX-A: b\r\n\r\n{\"id\":\"a1\"}",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n3\r\n:1}\r\n0\r\n\r\n",
+    };
+    for (const auto& full : bodies)
+    {
+        for (auto m : {http_method::get, http_method::post, http_method::put})
+        {
+            scripted_server server;
+            const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/x";
+            boost::asio::io_context ioc;
+            dd::beast_transport t(ioc.get_executor());
+            for (std::size_t k = 0; k <= full.size(); ++k)
+            {
+                SCOPED_TRACE(std::string(dd::to_string(m)) + " closed after " + std::to_string(k) + " bytes of " + full);
+                server.push(full.substr(0, k), m == http_method::post);
+                auto req = make(m, url, m == http_method::post ? "{}" : "");
+                if (m == http_method::put)
+                    req.body_stream = std::make_shared<pattern_source>(ioc.get_executor(), 4096u);
+                auto r = send(ioc, t, std::move(req));
+                if (k == full.size())
+                {
+                    // Complete: delivered, unless a streamed body met the close first.
+                    if (!r.ec || m != http_method::put)
+                    {
+                        ASSERT_FALSE(r.ec) << r.ec.message();
+                        EXPECT_EQ(r.resp.status, 200u);
+                        EXPECT_NE(r.resp.body.find(":"), std::string::npos);
+                        continue;
+                    }
+                }
+                ASSERT_TRUE(r.ec) << "a truncated response was delivered: " << r.resp.body;
+                EXPECT_TRUE(r.ec == client_errc::connection_closed || r.ec == client_errc::protocol_error)
+                    << r.ec.message();
+            }
+        }
+    }
+}
+
 // The reuse limit from a response alone (no I/O).
 TEST(KeepAliveLimit, FromTheServersKeepAliveHeader)
 {
