@@ -100,6 +100,22 @@ wrk_rps() {  # connections path
 }
 ratio() { python3 -c "print('%.2f' % ($1 / $2))"; }
 
+# The public API as users call it (co_await, default token, limiter on)
+# against the hand-written floor: MODES=await.
+if [[ "${MODES:-}" == await ]]; then
+    floor=$(per_request beast_decode /api_order.json)
+    await=$(per_request api_await /order)
+    echo "| small GET of the api order ($api_small B) | instructions/request (callgrind) | vs the floor |"
+    echo "|---|---:|---:|"
+    echo "| hand-written Beast client + the library's decoder into dd::order (the floor) | $floor | 1.00 |"
+    echo "| co_await dd::async_get_order(client, id), default token, limiter on | $await | $(ratio "$await" "$floor") |"
+    nolimit=$(per_request api_await_nolimit /order)
+    echo "| the same, limiter off | $nolimit | $(ratio "$nolimit" "$floor") |"
+    cb=$(per_request api /order)
+    echo "| dd::async_get_order with a callback, limiter off (the api row) | $cb | $(ratio "$cb" "$floor") |"
+    exit 0
+fi
+
 echo "nginx 127.0.0.1:$port, order.json $small_size B, orders.json $page_size B, api: order $api_small B, page $api_page B, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores"
 echo
 echo "| payload | client | instructions/request (callgrind) | req/s, 1 conn | vs wrk -t1 -c1 | req/s, 64 in flight / 8 conns | vs wrk -t1 -c8 |"

@@ -12,6 +12,9 @@
 //   api   - the public API: dd::async_get_order (PATH /order) or dd::async_list_orders
 //           with per_page=250 (PATH /page) through a dd::client over
 //           beast_transport, rate limiter disabled, decoding into the models
+//   api_await - dd::async_get_order co_awaited with the default token, the
+//           rate limiter on (never waiting): the public API as users call it
+//   api_await_nolimit - the same with the rate limiter off
 //   beast_decode - the hand-written Beast client, then the body decoded into
 //           dd::order by the library's decoder (no pool, no type erasure, no
 //           status mapping): the floor of a small GET with Beast + Boost.JSON
@@ -131,6 +134,37 @@ void run_api(unsigned short port, const std::string& path, long n, long in_fligh
     ioc.run();
 }
 
+// As users call it: co_await with the default token (an awaitable that
+// throws on failure), the rate limiter on (a bucket so large that it never
+// waits, so only its bookkeeping is measured), in_flight coroutines.
+asio::awaitable<void> api_await_worker(dd::client& c, long n)
+{
+    for (long i = 0; i < n; ++i)
+    {
+        dd::order o = co_await dd::async_get_order(c, "1001");
+        if (o.id != "1001")
+            ++g_failed;
+        g_bytes += o.email.size();
+    }
+}
+
+void run_api_await(unsigned short port, long n, long in_flight, long conns, bool limiter)
+{
+    asio::io_context ioc(1);
+    dd::beast_transport_params p;
+    p.max_connections_per_host = static_cast<std::size_t>(conns);
+    dd::beast_transport t(ioc.get_executor(), p);
+    dd::client c(t, {.base_url = "http://127.0.0.1:" + std::to_string(port) + "/api",
+                     .api_key = "bench-key",
+                     .rate_limit = {.enabled = limiter, .capacity = 1e12, .window = std::chrono::seconds(1)}});
+    for (long i = 0; i < in_flight; ++i)
+        asio::co_spawn(ioc, api_await_worker(c, n / in_flight), [](std::exception_ptr e) {
+            if (e)
+                ++g_failed;
+        });
+    ioc.run();
+}
+
 enum class after_read
 {
     nothing,
@@ -216,7 +250,7 @@ int main(int argc, char** argv)
 {
     if (argc < 5)
     {
-        std::fprintf(stderr, "usage: %s ours|beast|beast_decode|beast_parse|curl|api PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s ours|beast|beast_decode|beast_parse|curl|api|api_await|api_await_nolimit PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]\n", argv[0]);
         return 2;
     }
     const std::string mode = argv[1];
@@ -236,6 +270,10 @@ int main(int argc, char** argv)
         run_beast(port, path, n, conns, after_read::parse);
     else if (mode == "api")
         run_api(port, path, n, in_flight, conns);
+    else if (mode == "api_await")
+        run_api_await(port, n, in_flight, conns, true);
+    else if (mode == "api_await_nolimit")
+        run_api_await(port, n, in_flight, conns, false);
     else if (mode == "curl")
         run_curl(port, path, n);
     else
