@@ -26,6 +26,7 @@
 #include <digital_delivery/error_with_diagnostics.hpp>
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/id_list.hpp>
+#include <digital_delivery/observer.hpp>
 #include <digital_delivery/open_enum.hpp>
 #include <digital_delivery/order.hpp>
 #include <digital_delivery/paginate.hpp>

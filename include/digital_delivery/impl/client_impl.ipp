@@ -8,6 +8,7 @@
 #include <digital_delivery/detail/client_impl.hpp>
 #include <digital_delivery/error_with_diagnostics.hpp>
 #include <digital_delivery/impl/http_message.ipp>
+#include <digital_delivery/impl/internal/observe.hpp>
 #include <digital_delivery/impl/internal/rate_limiter.hpp>
 #include <digital_delivery/impl/internal/server_messages.hpp>
 #include <digital_delivery/impl/internal/retry_state.hpp>
@@ -142,6 +143,9 @@ DIGITAL_DELIVERY_DECL detail::client_impl::client_impl(any_transport t, client_p
         );
     limiter_ = shared_rate_limiter(transport_.get_executor(), base_, params_.api_key, params_.rate_limit);
     budget_ = std::make_shared<retry_budget>(params_.retry);
+    obs_ = params_.observer.get();
+    if (obs_)
+        limiter_->add_throttle_observer(params_.observer);
 }
 
 DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
@@ -156,6 +160,8 @@ DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
     out.method = ep.method;
     out.cost = ep.cost;
     out.idempotent = ep.idempotent;
+    out.endpoint = ep.name;
+    out.path_template = ep.name.empty() ? std::string_view() : ep.path_template;
 
     // Path: literal text copied, each {placeholder} replaced by one encoded segment.
     // Built in place (no copy): the URL below appends it.
@@ -433,6 +439,10 @@ struct execute_state
     clock::time_point wait_started{};
     state st = state::start;
     bool may_retry = true;  // false: the request is moved into the (only) attempt, not copied
+    // Set only when an observer is installed (impl/internal/observe.hpp).
+    clock::time_point started{}, attempt_started{};
+    std::size_t sent_bytes = 0;
+    std::unique_ptr<diagnostics> own_diag;  // the observer's, when the caller passed none
 
     execute_state(std::shared_ptr<client_impl> s, prepared_request&& pr, diagnostics* d)
         : self(std::move(s)), p(std::move(pr)), diag(d)
@@ -480,6 +490,8 @@ struct execute_op
     template <class Self>
     void finish(Self& self, error_code ec, http_response resp)
     {
+        if (observer* o = s_->self->obs())
+            observe_end(*o, ec);
         std::shared_ptr<client_impl> keep = std::move(s_->self);
         s_.reset();
         self.complete(ec, std::move(resp));
@@ -496,6 +508,22 @@ struct execute_op
             s.diag->total_wait = st.total_backoff + st.total_rate_limit_wait;
         }
         finish(self, ec, std::move(resp));
+    }
+
+    // ---- observer events (only called when one is installed) ----
+    request_info observed() const { return observed_request(s_->p, s_->self->host()); }
+    unsigned attempt() const { return s_->rs ? static_cast<unsigned>(s_->rs->stats().attempts) : 0u; }
+
+    void observe_end(observer& o, error_code ec)
+    {
+        execute_state& s = *s_;
+        notify_end(o, observed(), ec, s.diag, attempt(), clock::now() - s.started);
+    }
+
+    void observe_response(error_code ec, const http_response& resp)
+    {
+        if (observer* o = s_->self->obs())
+            notify_response(*o, observed(), attempt(), ec, resp, clock::now() - s_->attempt_started, s_->sent_bytes);
     }
 
     // A terminal cancellation may arrive after a step completed successfully
@@ -528,6 +556,12 @@ struct execute_op
         // (the only attempt takes the request itself); its timeout never runs
         // past the deadline.
         http_request req = s.may_retry ? http_request(s.p.request) : std::move(s.p.request);
+        if (observer* o = s.self->obs())
+        {
+            s.attempt_started = now;
+            s.sent_bytes = req.body.size();
+            notify_request_start(*o, s.p, s.self->host(), attempt());
+        }
         if (s.p.deadline)
         {
             auto left = std::chrono::ceil<std::chrono::milliseconds>(*s.p.deadline - now);
@@ -547,6 +581,15 @@ struct execute_op
         {
         case state::start:
         {
+            if (s.self->obs())
+            {
+                s.started = clock::now();
+                if (!s.diag)
+                {
+                    s.own_diag = std::make_unique<diagnostics>();
+                    s.diag = s.own_diag.get();
+                }
+            }
             if (s.diag)
             {
                 s.diag->clear();
@@ -584,6 +627,8 @@ struct execute_op
         case state::acquired:
         {
             s.rs->add_rate_limit_wait(clock::now() - s.wait_started);
+            if (observer* o = s.self->obs(); o && s.self->limiter().params().enabled)
+                notify_limiter_wait(*o, s.p, s.self->host(), clock::now() - s.wait_started, ec);
             if (ec)
                 return fail(self, ec);
             if (cancelled(self))
@@ -604,6 +649,7 @@ struct execute_op
             {
                 s.self->limiter().observe_response(resp.headers, resp.status);
                 ec = classify_api_response(resp, s.diag);
+                observe_response(ec, resp);
                 if (!ec)
                 {
                     if (s.diag)
@@ -618,10 +664,12 @@ struct execute_op
             }
             else if (is_request_not_sent(ec) && ec != boost::asio::error::operation_aborted)
             {
+                observe_response(ec, resp);
                 s.self->limiter().refund(s.p.cost);
             }
             else
             {
+                observe_response(ec, resp);
                 s.self->limiter().observe_response(http_headers{}, 0);  // the attempt is over: resume refilling
             }
             if (ec == boost::asio::error::operation_aborted)
@@ -644,6 +692,8 @@ struct execute_op
                 keep.path = std::move(s.diag->path);
                 *s.diag = std::move(keep);
             }
+            if (observer* o = s.self->obs())
+                notify_retry(*o, observed(), attempt(), ec, resp.status, d.delay);
             if (!s.timer)
                 s.timer = std::make_unique<detail::timer>(s.self->get_executor());
             s.timer->expires_after(d.delay);
