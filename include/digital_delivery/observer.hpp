@@ -160,7 +160,15 @@ public:
 /// ("https://u:p@h/p?X-Amz-Signature=..." -> "https://h/p").
 DIGITAL_DELIVERY_DECL std::string redacted_url(std::string_view url);
 
-/// Short names: "GET", "interactive", "paused"...
+/// A low-cardinality name for an error, fit for a metric label or
+/// OpenTelemetry's `error.type`: the enumerator's name for the library's own
+/// codes ("order_not_found", "connect_timeout", "rate_limited"), "cancelled"
+/// for operation_aborted, "connection_refused", "connection_reset",
+/// "host_not_found", "eof" and "timed_out" for those system errors, else
+/// "_OTHER"; "" for no error.
+DIGITAL_DELIVERY_DECL std::string_view error_type(const error_code& ec) noexcept;
+
+/// Short names: "interactive", "paused"...
 DIGITAL_DELIVERY_DECL std::string_view to_string(priority p) noexcept;
 DIGITAL_DELIVERY_DECL std::string_view to_string(throttle_event::kind k) noexcept;
 
