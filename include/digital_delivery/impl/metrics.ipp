@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 namespace digital_delivery {
 namespace detail {
@@ -48,10 +49,16 @@ inline void prom_escape(std::string& out, std::string_view v)
     }
 }
 
+// The shortest text that reads back as `v` ("0.005", not "0.0050000000000000001").
 inline std::string prom_double(double v)
 {
     char buf[40];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
+    for (int precision = 6; precision <= 17; ++precision)
+    {
+        std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+        if (std::strtod(buf, nullptr) == v)
+            break;
+    }
     return buf;
 }
 
