@@ -119,8 +119,9 @@ struct operation_end_event
 {
     request_info request;
     error_code error;
-    /// Never null: the operation's diagnostics (the caller's object when one
-    /// was passed). No secrets: see diagnostics.
+    /// Never null: the caller's diagnostics when one was passed; otherwise,
+    /// for a failure, the client's own (the server's words, the client's
+    /// message), and for a success an empty object. No secrets: see diagnostics.
     const diagnostics* diag = nullptr;
     unsigned attempts = 0;
     std::chrono::steady_clock::duration duration{};  ///< From the call to the end, waits included.

@@ -32,6 +32,7 @@
 
 #include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/impl/internal/beast_url.hpp>
+#include <digital_delivery/impl/internal/proxy_tunnel.hpp>
 #include <digital_delivery/error.hpp>
 
 #include <boost/asio/append.hpp>
@@ -167,6 +168,7 @@ struct connection : std::enable_shared_from_this<connection>
     std::optional<direct_parser> parser;             // per response, storage reused
     clock::time_point idle_since{};
     long verify_error = X509_V_OK;                   // recorded by the verify callback
+    unsigned proxy_status = 0;                       // the proxy's answer to CONNECT, when refused
     std::uint64_t requests = 0;
     bool idle = false;                               // in pool->idle
 
@@ -189,6 +191,7 @@ struct host_pool
     bool tls = false;
     bool host_is_ip = false;
     std::string host, port, host_header, key;
+    const proxy_endpoint* proxy = nullptr;  // through an HTTP proxy (docs/proxies.md), or direct
 
     std::vector<conn_ptr> idle;  // most recently used at the back
     std::size_t total = 0;       // idle + in use + being connected
@@ -201,7 +204,8 @@ class beast_transport_impl : public std::enable_shared_from_this<beast_transport
 {
 public:
     beast_transport_impl(boost::asio::any_io_executor ex, beast_transport_params p)
-        : ex_(std::move(ex)), strand_(boost::asio::make_strand(ex_)), params_(std::move(p))
+        : ex_(std::move(ex)), strand_(boost::asio::make_strand(ex_)), params_(std::move(p)),
+          proxy_(make_proxy_config(params_.proxy))
     {
         if (params_.max_connections_per_host == 0)
             params_.max_connections_per_host = 1;
@@ -217,6 +221,7 @@ public:
     boost::asio::any_io_executor ex_;
     bt::strand_t strand_;
     beast_transport_params params_;
+    proxy_config proxy_;                     // decided once (impl/internal/proxy.hpp)
     std::unique_ptr<bt::ssl::context> ctx_;  // created on first use
     std::unordered_map<std::string, bt::host_pool> pools_;
     // The last origin seen, as written in the URL ("scheme://authority"), so
@@ -275,6 +280,7 @@ public:
             hp.port = std::move(t.port);
             hp.host_header = std::move(t.host_header);
             hp.key = t.pool_key;
+            hp.proxy = proxy_.route(hp.tls, hp.host);
         }
         last_origin_.assign(url.data(), olen);
         last_pool_ = &hp;
@@ -379,6 +385,8 @@ struct request_op : std::enable_shared_from_this<request_op>
     std::string target() const
     {
         std::string t;
+        if (pool->proxy && !pool->tls)
+            t.append("http://").append(pool->host_header);  // absolute form, to an HTTP proxy
         if (path_query.empty() || path_query.front() != '/')
             t = "/";
         t.append(path_query.data(), path_query.size());
@@ -517,6 +525,8 @@ void apply_headers(http::header<true, Fields>& h, const request_op& op, const be
         h.set(http::field::host, op.pool->host_header);
     if (!has_ua && !p.user_agent.empty())
         h.set(http::field::user_agent, p.user_agent);
+    if (op.pool->proxy && !op.pool->tls && !op.pool->proxy->authorization.empty())
+        h.set(http::field::proxy_authorization, op.pool->proxy->authorization);
 }
 
 // The request header as Beast's serializer writes it for apply_headers (the
@@ -527,6 +537,8 @@ inline void serialize_request_header(std::string& out, const request_op& op, con
     out.clear();
     out.append(methods[static_cast<int>(op.req.method)]);
     out += ' ';
+    if (op.pool->proxy && !op.pool->tls)
+        out.append("http://").append(op.pool->host_header);  // absolute form, to an HTTP proxy
     if (op.path_query.empty() || op.path_query.front() != '/')
         out += '/';
     out.append(op.path_query);
@@ -553,6 +565,12 @@ inline void serialize_request_header(std::string& out, const request_op& op, con
     {
         out.append("User-Agent: ");
         out.append(p.user_agent);
+        out.append("\r\n");
+    }
+    if (op.pool->proxy && !op.pool->tls && !op.pool->proxy->authorization.empty())
+    {
+        out.append("Proxy-Authorization: ");
+        out.append(op.pool->proxy->authorization);
         out.append("\r\n");
     }
     const auto& body = op.req.body;
@@ -1024,12 +1042,12 @@ inline asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> o
     tcp::resolver resolver(impl.strand_);
     op->resolver = &resolver;
     watch_phase(*op, *c, p.resolve_timeout, client_errc::resolve_timeout);
-    auto [rec, endpoints] = co_await resolver.async_resolve(t.host, t.port, tok);
+    auto [rec, endpoints] = co_await resolver.async_resolve(t.proxy ? t.proxy->host : t.host, t.proxy ? t.proxy->port : t.port, tok);
     op->resolver = nullptr;
     if (op->reason)
         co_return op->reason;
     if (rec)
-        co_return rec;
+        co_return t.proxy ? error_code(client_errc::proxy_unreachable) : rec;
 
     watch_phase(*op, *c, p.connect_timeout, client_errc::connect_timeout);
     if (t.tls)
@@ -1052,9 +1070,18 @@ inline asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> o
     if (op->reason)
         co_return op->reason;
     if (cec)
-        co_return cec;
+        co_return t.proxy ? error_code(client_errc::proxy_unreachable) : cec;
     error_code ig;
     c->socket().set_option(tcp::no_delay(true), ig);
+    if (t.proxy && t.tls)
+    {
+        // https:// through a proxy: a CONNECT tunnel, then TLS with the server.
+        auto pec = co_await proxy_connect(c->socket(), c->buf, connect_authority(t.host, t.port), *t.proxy, c->proxy_status);
+        if (op->reason)
+            co_return op->reason;
+        if (pec)
+            co_return pec;
+    }
 
     if (t.tls)
     {
@@ -1229,8 +1256,10 @@ inline void request_op::on_open(error_code ec)
         conn_ptr c = std::move(conn);
         c->op = nullptr;
         c->deadline = clock::time_point::max();
+        http_response proxy_answer;  // a refused CONNECT: the proxy's status, for diagnostics
+        proxy_answer.status = reason ? 0 : c->proxy_status;
         impl->release(*pool, std::move(c), false);
-        return complete(reason ? reason : ec);
+        return complete(reason ? reason : ec, std::move(proxy_answer));
     }
     begin_exchange();
 }
@@ -1294,6 +1323,8 @@ inline void request_op::on_exchanged(exchange_result r)
     }
     ++c->requests;
     impl->release(*pool, c, r.reusable);
+    if (pool->proxy && !pool->tls && r.resp.status == 407)  // the proxy, not the server, refused
+        return complete(client_errc::proxy_auth_required, http_response{407, {}, {}});
     // Completing may start the next request on this connection (the handler
     // runs inline when its executor allows it): the watchdog then stays
     // armed. Otherwise the idle connection stops it.

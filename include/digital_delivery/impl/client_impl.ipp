@@ -440,9 +440,10 @@ struct execute_state
     state st = state::start;
     bool may_retry = true;  // false: the request is moved into the (only) attempt, not copied
     // Set only when an observer is installed (impl/internal/observe.hpp).
-    clock::time_point started{}, attempt_started{};
+    request_info info;
+    clock::time_point started{}, attempt_started{}, responded_at{};
     std::size_t sent_bytes = 0;
-    std::unique_ptr<diagnostics> own_diag;  // the observer's, when the caller passed none
+    std::unique_ptr<diagnostics> own_diag;  // on failure, when the caller passed none
 
     execute_state(std::shared_ptr<client_impl> s, prepared_request&& pr, diagnostics* d)
         : self(std::move(s)), p(std::move(pr)), diag(d)
@@ -511,19 +512,40 @@ struct execute_op
     }
 
     // ---- observer events (only called when one is installed) ----
-    request_info observed() const { return observed_request(s_->p, s_->self->host()); }
     unsigned attempt() const { return s_->rs ? static_cast<unsigned>(s_->rs->stats().attempts) : 0u; }
+
+    // A failure gets diagnostics even when the caller passed none (the
+    // observer's; a success does without: no allocation on that path).
+    void own_diagnostics()
+    {
+        execute_state& s = *s_;
+        if (s.diag)
+            return;
+        s.own_diag = std::make_unique<diagnostics>();
+        s.diag = s.own_diag.get();
+        s.diag->method = std::string(to_string(s.p.method));
+        s.diag->host = s.self->host();
+        s.diag->path = s.p.path;
+    }
 
     void observe_end(observer& o, error_code ec)
     {
         execute_state& s = *s_;
-        notify_end(o, observed(), ec, s.diag, attempt(), clock::now() - s.started);
+        // Ending right after a response: its time is the end's.
+        const auto now = s.st == state::responded ? s.responded_at : clock::now();
+        if (ec && !s.diag)
+        {
+            own_diagnostics();
+            if (s.p.error && s.diag->client_message.empty())
+                s.diag->client_message = s.p.error_message;
+        }
+        notify_end(o, s.info, ec, s.diag, attempt(), now - s.started);
     }
 
     void observe_response(error_code ec, const http_response& resp)
     {
         if (observer* o = s_->self->obs())
-            notify_response(*o, observed(), attempt(), ec, resp, clock::now() - s_->attempt_started, s_->sent_bytes);
+            notify_response(*o, s_->info, attempt(), ec, resp, s_->responded_at - s_->attempt_started, s_->sent_bytes);
     }
 
     // A terminal cancellation may arrive after a step completed successfully
@@ -560,7 +582,7 @@ struct execute_op
         {
             s.attempt_started = now;
             s.sent_bytes = req.body.size();
-            notify_request_start(*o, s.p, s.self->host(), attempt());
+            notify_request_start(*o, s.info, s.p.prio, attempt());
         }
         if (s.p.deadline)
         {
@@ -582,14 +604,7 @@ struct execute_op
         case state::start:
         {
             if (s.self->obs())
-            {
-                s.started = clock::now();
-                if (!s.diag)
-                {
-                    s.own_diag = std::make_unique<diagnostics>();
-                    s.diag = s.own_diag.get();
-                }
-            }
+                s.info = observed_request(s.p, s.self->host());
             if (s.diag)
             {
                 s.diag->clear();
@@ -599,6 +614,8 @@ struct execute_op
             }
             if (s.p.error)
             {
+                if (s.self->obs())
+                    s.started = clock::now();
                 s.st = state::rejected;
                 auto ex = s.self->get_executor();
                 boost::asio::post(ex, std::move(self));
@@ -607,6 +624,7 @@ struct execute_op
             const retry_params& rp = s.p.retry ? *s.p.retry : s.self->params().retry;
             s.may_retry = rp.enabled && rp.max_attempts > 1;
             const auto now = clock::now();
+            s.started = now;
             s.rs.emplace(rp, s.self->budget(), now, s.p.deadline);
             // A disabled limiter grants at once: go straight to the attempt
             // (the transport never completes inline, so neither does this).
@@ -628,7 +646,7 @@ struct execute_op
         {
             s.rs->add_rate_limit_wait(clock::now() - s.wait_started);
             if (observer* o = s.self->obs(); o && s.self->limiter().params().enabled)
-                notify_limiter_wait(*o, s.p, s.self->host(), clock::now() - s.wait_started, ec);
+                notify_limiter_wait(*o, s.info, s.p.cost, s.p.prio, clock::now() - s.wait_started, ec);
             if (ec)
                 return fail(self, ec);
             if (cancelled(self))
@@ -645,6 +663,12 @@ struct execute_op
 
         case state::responded:
         {
+            if (s.self->obs())
+            {
+                s.responded_at = clock::now();
+                if (ec || resp.status < 200 || resp.status > 299)
+                    own_diagnostics();
+            }
             if (!ec)
             {
                 s.self->limiter().observe_response(resp.headers, resp.status);
@@ -665,6 +689,7 @@ struct execute_op
             else if (is_request_not_sent(ec) && ec != boost::asio::error::operation_aborted)
             {
                 observe_response(ec, resp);
+                describe_proxy_failure(s.diag, ec, resp.status);
                 s.self->limiter().refund(s.p.cost);
             }
             else
@@ -693,7 +718,7 @@ struct execute_op
                 *s.diag = std::move(keep);
             }
             if (observer* o = s.self->obs())
-                notify_retry(*o, observed(), attempt(), ec, resp.status, d.delay);
+                notify_retry(*o, s.info, attempt(), ec, resp.status, d.delay);
             if (!s.timer)
                 s.timer = std::make_unique<detail::timer>(s.self->get_executor());
             s.timer->expires_after(d.delay);

@@ -40,6 +40,16 @@ inline std::string_view first_path_id(std::string_view tmpl, std::string_view pa
     return path.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
 }
 
+/// A proxy's refusal (client_errc::proxy_*, from beast_transport): the
+/// diagnostics say so, with the proxy's status when it answered.
+inline void describe_proxy_failure(diagnostics* d, error_code ec, unsigned proxy_status)
+{
+    if (!d || ec.category() != get_client_category() || ec.value() < static_cast<int>(client_errc::proxy_unreachable))
+        return;
+    d->client_message = proxy_status ? "the HTTP proxy answered " + std::to_string(proxy_status) + ": " + ec.message()
+                                     : ec.message();
+}
+
 inline request_info observed_request(const prepared_request& p, std::string_view host) noexcept
 {
     request_info r;
@@ -52,23 +62,23 @@ inline request_info observed_request(const prepared_request& p, std::string_view
     return r;
 }
 
-inline void notify_limiter_wait(observer& o, const prepared_request& p, std::string_view host, std::chrono::steady_clock::duration waited, error_code ec)
+inline void notify_limiter_wait(observer& o, const request_info& req, int points, priority prio, std::chrono::steady_clock::duration waited, error_code ec)
 {
     limiter_wait_event e;
-    e.request = observed_request(p, host);
-    e.points = p.cost;
-    e.prio = p.prio;
+    e.request = req;
+    e.points = points;
+    e.prio = prio;
     e.waited = waited;
     e.error = ec;
     o.on_limiter_wait(e);
 }
 
-inline void notify_request_start(observer& o, const prepared_request& p, std::string_view host, unsigned attempt)
+inline void notify_request_start(observer& o, const request_info& req, priority prio, unsigned attempt)
 {
     request_start_event e;
-    e.request = observed_request(p, host);
+    e.request = req;
     e.attempt = attempt;
-    e.prio = p.prio;
+    e.prio = prio;
     o.on_request_start(e);
 }
 
