@@ -1322,9 +1322,11 @@ inline void request_op::on_exchanged(exchange_result r)
         return complete(r.ec);
     }
     ++c->requests;
-    impl->release(*pool, c, r.reusable);
-    if (pool->proxy && !pool->tls && r.resp.status == 407)  // the proxy, not the server, refused
-        return complete(client_errc::proxy_auth_required, http_response{407, {}, {}});
+    // Through a proxy, plain http:// uses one connection per request: proxies
+    // such as tinyproxy close it after each response without saying so.
+    impl->release(*pool, c, r.reusable && !(pool->proxy && !pool->tls));
+    if (pool->proxy && !pool->tls && is_proxy_auth_failure(r.resp))  // the proxy, not the server, refused
+        return complete(client_errc::proxy_auth_required, http_response{r.resp.status, {}, {}});
     // Completing may start the next request on this connection (the handler
     // runs inline when its executor allows it): the watchdog then stays
     // armed. Otherwise the idle connection stops it.

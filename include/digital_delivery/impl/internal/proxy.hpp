@@ -159,6 +159,24 @@ inline bool parse_proxy_url(std::string_view url, proxy_endpoint& out, std::stri
     return true;
 }
 
+/// A plain http:// response through a proxy that is the proxy's refusal of
+/// its credentials: 407, or a 401 asking for Basic credentials (tinyproxy
+/// answers wrong ones so; the API itself authenticates with X-Auth-Token and
+/// never asks for Basic).
+inline bool is_proxy_auth_failure(const http_response& r)
+{
+    if (r.status == 407)
+        return true;
+    if (r.status != 401)
+        return false;
+    const auto v = r.headers.find("WWW-Authenticate");
+    if (!v || v->size() < 5)
+        return false;
+    const std::string_view s = *v;
+    return (s[0] == 'B' || s[0] == 'b') && (s[1] == 'a' || s[1] == 'A') && (s[2] == 's' || s[2] == 'S') &&
+           (s[3] == 'i' || s[3] == 'I') && (s[4] == 'c' || s[4] == 'C');
+}
+
 /// The proxies of one transport, decided once (constructor).
 struct proxy_config
 {

@@ -70,7 +70,7 @@ boost::asio::awaitable<error_code> proxy_connect(
     if (rec)
         co_return client_errc::proxy_tunnel_refused;
     status = p.get().result_int();
-    if (status == 407)
+    if (status == 407 || status == 401)  // (tinyproxy answers wrong credentials with 401)
         co_return client_errc::proxy_auth_required;
     if (status < 200 || status > 299)
         co_return client_errc::proxy_tunnel_refused;
