@@ -26,6 +26,9 @@
 #include <digital_delivery/error_with_diagnostics.hpp>
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/id_list.hpp>
+#include <digital_delivery/json_logger.hpp>
+#include <digital_delivery/metrics.hpp>
+#include <digital_delivery/observer.hpp>
 #include <digital_delivery/open_enum.hpp>
 #include <digital_delivery/order.hpp>
 #include <digital_delivery/paginate.hpp>

@@ -125,7 +125,7 @@ for path in /order.json /orders.json; do
     w1=$(wrk_rps 1 "$path"); w8=$(wrk_rps 8 "$path")
     echo "| $label | wrk | - | ${w1%.*} | 1.00 | ${w8%.*} | 1.00 |"
     for mode in ${MODES:-ours api beast curl}; do
-        p="$path"; if [[ $mode == api ]]; then if [[ $path == /order.json ]]; then p=/order; else p=/page; fi; fi
+        p="$path"; if [[ $mode == api* ]]; then if [[ $path == /order.json ]]; then p=/order; else p=/page; fi; fi
         ir=$(per_request "$mode" "$p")
         r1=$(rps "$mode" "$port" "$p" "$n" 1 1)
         if [[ $mode == curl ]]; then r8="-"; q8="-"; else

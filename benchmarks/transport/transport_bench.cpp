@@ -15,6 +15,8 @@
 //   api_await - dd::async_get_order co_awaited with the default token, the
 //           rate limiter on (never waiting): the public API as users call it
 //   api_await_nolimit - the same with the rate limiter off
+//   api_metrics - the same with a dd::metrics_observer installed
+//   api_log - the same with a dd::json_logger at info level writing to /dev/null
 //   beast_decode - the hand-written Beast client, then the body decoded into
 //           dd::order by the library's decoder (no pool, no type erasure, no
 //           status mapping): the floor of a small GET with Beast + Boost.JSON
@@ -27,6 +29,8 @@
 #include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/client.hpp>
 #include <digital_delivery/endpoints.hpp>
+#include <digital_delivery/json_logger.hpp>
+#include <digital_delivery/metrics.hpp>
 #include <digital_delivery/impl/endpoint_call.hpp>  // detail::decode_response
 
 #include <boost/asio/co_spawn.hpp>
@@ -41,6 +45,7 @@
 
 #include <curl/curl.h>
 
+#include <fstream>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -91,7 +96,7 @@ void run_ours(unsigned short port, const std::string& path, long n, long in_flig
     ioc.run();
 }
 
-void run_api(unsigned short port, const std::string& path, long n, long in_flight, long conns)
+void run_api(unsigned short port, const std::string& path, long n, long in_flight, long conns, std::shared_ptr<dd::observer> obs = {})
 {
     asio::io_context ioc(1);
     dd::beast_transport_params p;
@@ -99,7 +104,8 @@ void run_api(unsigned short port, const std::string& path, long n, long in_fligh
     dd::beast_transport t(ioc.get_executor(), p);
     dd::client c(t, {.base_url = "http://127.0.0.1:" + std::to_string(port) + "/api",
                      .api_key = "bench-key",
-                     .rate_limit = {.enabled = false}});
+                     .rate_limit = {.enabled = false},
+                     .observer = std::move(obs)});
     const bool page = path == "/page";
     long started = 0;
     struct starter
@@ -250,7 +256,7 @@ int main(int argc, char** argv)
 {
     if (argc < 5)
     {
-        std::fprintf(stderr, "usage: %s ours|beast|beast_decode|beast_parse|curl|api|api_await|api_await_nolimit PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s ours|beast|beast_decode|beast_parse|curl|api|api_await|api_await_nolimit|api_metrics|api_log PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]\n", argv[0]);
         return 2;
     }
     const std::string mode = argv[1];
@@ -274,6 +280,13 @@ int main(int argc, char** argv)
         run_api_await(port, n, in_flight, conns, true);
     else if (mode == "api_await_nolimit")
         run_api_await(port, n, in_flight, conns, false);
+    else if (mode == "api_metrics")
+        run_api(port, path, n, in_flight, conns, std::make_shared<dd::metrics_observer>());
+    else if (mode == "api_log")
+    {
+        static std::ofstream devnull("/dev/null");
+        run_api(port, path, n, in_flight, conns, std::make_shared<dd::json_logger>(devnull));
+    }
     else if (mode == "curl")
         run_curl(port, path, n);
     else

@@ -50,6 +50,31 @@ struct beast_tls_params
     std::string ca_path;
 };
 
+/// HTTP proxy settings of a beast_transport (docs/proxies.md). https://
+/// requests go through a CONNECT tunnel (TLS end to end with the server),
+/// http:// requests are sent to the proxy in absolute form. Uploads to
+/// presigned storage URLs follow the same rules.
+struct beast_proxy_params
+{
+    /// The proxy for every request: "http://[user:password@]host[:port]"
+    /// (scheme optional, port default 1080; user and password
+    /// percent-encoded, sent as Basic Proxy-Authorization and never logged).
+    /// Default: empty, no proxy (unless from_environment).
+    std::string url;
+
+    /// Hosts reached directly: names, domain suffixes ("example.com" and
+    /// ".example.com" both match example.com and its subdomains) and IP
+    /// addresses, separated by commas or spaces; "*" for every host. No CIDR
+    /// ranges. Default: empty.
+    std::string no_proxy;
+
+    /// When `url` is empty, read https_proxy / HTTPS_PROXY (for https://),
+    /// http_proxy / HTTP_PROXY (for http://) and, when `no_proxy` is empty,
+    /// no_proxy / NO_PROXY; lowercase first. Read once, by the constructor.
+    /// Default: false (the environment is ignored).
+    bool from_environment = false;
+};
+
 /// Configuration of a beast_transport. Every default is spelled out.
 struct beast_transport_params
 {
@@ -116,6 +141,11 @@ struct beast_transport_params
 
     /// TLS settings (default: verify against the system trust store).
     beast_tls_params tls{};
+
+    /// HTTP proxy (default: none; see beast_proxy_params::from_environment).
+    /// Failures: client_errc::proxy_unreachable, proxy_auth_required,
+    /// proxy_tunnel_refused.
+    beast_proxy_params proxy{};
 };
 
 namespace detail {
@@ -147,7 +177,8 @@ class beast_transport
 public:
     /// Creates a transport running its I/O on `ex`. Throws
     /// boost::system::system_error if a custom trust store (tls.ca_file,
-    /// tls.ca_path) cannot be loaded. The system trust store is loaded on the
+    /// tls.ca_path) cannot be loaded, or client_errc::invalid_url if the
+    /// proxy URL (given or from the environment) is unusable. The system trust store is loaded on the
     /// first HTTPS connection (a failure there → client_errc::tls_error).
     DIGITAL_DELIVERY_DECL explicit beast_transport(boost::asio::any_io_executor ex, beast_transport_params params = {});
 

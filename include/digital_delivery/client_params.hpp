@@ -5,10 +5,12 @@
 #ifndef DIGITAL_DELIVERY_CLIENT_PARAMS_HPP
 #define DIGITAL_DELIVERY_CLIENT_PARAMS_HPP
 
+#include <digital_delivery/observer.hpp>
 #include <digital_delivery/rate_limit.hpp>
 #include <digital_delivery/retry.hpp>
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 namespace digital_delivery {
@@ -61,6 +63,12 @@ struct client_params
     /// only for idempotent endpoints, or when the request provably did not
     /// reach the server. See docs/rate-limiting.md.
     retry_params retry{};
+
+    /// Receives an event at every step of every request: start, response,
+    /// retry, rate-limiter wait, throttle, upload progress and refresh, end
+    /// (docs/observability.md). Ready-made: json_logger, metrics_observer.
+    /// Default: none (then a request pays one null test per step).
+    std::shared_ptr<digital_delivery::observer> observer{};
 };
 
 }  // namespace digital_delivery

@@ -31,6 +31,7 @@ namespace endpoints {
 
 struct list_assets : endpoint_defaults
 {
+    static constexpr std::string_view name = "list_assets";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/assets";
     using query = asset_query;
@@ -40,6 +41,7 @@ struct list_assets : endpoint_defaults
 
 struct get_asset : endpoint_defaults
 {
+    static constexpr std::string_view name = "get_asset";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/assets/{id}";
     using response = asset_envelope;
@@ -47,6 +49,7 @@ struct get_asset : endpoint_defaults
 
 struct create_asset : endpoint_defaults
 {
+    static constexpr std::string_view name = "create_asset";
     static constexpr http_method method = http_method::post;
     static constexpr std::string_view path = "/assets";
     using body = new_asset;
@@ -56,6 +59,7 @@ struct create_asset : endpoint_defaults
 
 struct update_asset : endpoint_defaults
 {
+    static constexpr std::string_view name = "update_asset";
     static constexpr http_method method = http_method::patch;
     static constexpr std::string_view path = "/assets/{id}";
     using body = asset_update;
@@ -65,6 +69,7 @@ struct update_asset : endpoint_defaults
 
 struct delete_asset : endpoint_defaults
 {
+    static constexpr std::string_view name = "delete_asset";
     static constexpr http_method method = http_method::delete_;
     static constexpr std::string_view path = "/assets/{id}";
     using response = void;
@@ -72,6 +77,7 @@ struct delete_asset : endpoint_defaults
 
 struct replace_asset : endpoint_defaults
 {
+    static constexpr std::string_view name = "replace_asset";
     static constexpr http_method method = http_method::post;
     static constexpr std::string_view path = "/assets/{id}/replace";
     using body = asset_replacement;
@@ -83,6 +89,7 @@ struct replace_asset : endpoint_defaults
 
 struct list_digital_products : endpoint_defaults
 {
+    static constexpr std::string_view name = "list_digital_products";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/digital_products";
     using query = digital_product_query;
@@ -92,6 +99,7 @@ struct list_digital_products : endpoint_defaults
 
 struct get_digital_product : endpoint_defaults
 {
+    static constexpr std::string_view name = "get_digital_product";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/digital_products/{id}";
     using response = digital_product_envelope;
@@ -99,6 +107,7 @@ struct get_digital_product : endpoint_defaults
 
 struct create_digital_product : endpoint_defaults
 {
+    static constexpr std::string_view name = "create_digital_product";
     static constexpr http_method method = http_method::post;
     static constexpr std::string_view path = "/digital_products";
     using body = new_digital_product;
@@ -108,6 +117,7 @@ struct create_digital_product : endpoint_defaults
 
 struct update_digital_product : endpoint_defaults
 {
+    static constexpr std::string_view name = "update_digital_product";
     static constexpr http_method method = http_method::patch;
     static constexpr std::string_view path = "/digital_products/{id}";
     using body = digital_product_update;
@@ -117,6 +127,7 @@ struct update_digital_product : endpoint_defaults
 
 struct delete_digital_product : endpoint_defaults
 {
+    static constexpr std::string_view name = "delete_digital_product";
     static constexpr http_method method = http_method::delete_;
     static constexpr std::string_view path = "/digital_products/{id}";
     using response = void;
@@ -124,6 +135,7 @@ struct delete_digital_product : endpoint_defaults
 
 struct notify_buyers : endpoint_defaults
 {
+    static constexpr std::string_view name = "notify_buyers";
     static constexpr http_method method = http_method::post;
     static constexpr std::string_view path = "/digital_products/{id}/notify_buyers";
     using body = notify_buyers_request;
@@ -135,6 +147,7 @@ struct notify_buyers : endpoint_defaults
 
 struct list_orders : endpoint_defaults
 {
+    static constexpr std::string_view name = "list_orders";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/orders";
     using query = order_query;
@@ -144,6 +157,7 @@ struct list_orders : endpoint_defaults
 
 struct get_order : endpoint_defaults
 {
+    static constexpr std::string_view name = "get_order";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/orders/{id}";
     using response = order_envelope;
@@ -151,6 +165,7 @@ struct get_order : endpoint_defaults
 
 struct get_order_downloads : endpoint_defaults
 {
+    static constexpr std::string_view name = "get_order_downloads";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/orders/{id}/downloads";
     using response = order_downloads;
@@ -158,6 +173,7 @@ struct get_order_downloads : endpoint_defaults
 
 struct attach_assets : endpoint_defaults
 {
+    static constexpr std::string_view name = "attach_assets";
     static constexpr http_method method = http_method::post;
     static constexpr std::string_view path = "/orders/{id}/attach_assets";
     using body = asset_ids_request;
@@ -167,6 +183,7 @@ struct attach_assets : endpoint_defaults
 
 struct detach_assets : endpoint_defaults
 {
+    static constexpr std::string_view name = "detach_assets";
     static constexpr http_method method = http_method::delete_;
     static constexpr std::string_view path = "/orders/{id}/detach_assets";
     using body = asset_ids_request;
@@ -175,6 +192,7 @@ struct detach_assets : endpoint_defaults
 
 struct notify_order : endpoint_defaults
 {
+    static constexpr std::string_view name = "notify_order";
     static constexpr http_method method = http_method::post;
     static constexpr std::string_view path = "/orders/{id}/notify";
     using body = notify_request;

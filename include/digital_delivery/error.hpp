@@ -59,6 +59,11 @@ enum class client_errc : int
     source_size_mismatch,        ///< The source ended before/after its declared size.
     upload_stalled,              ///< No upload progress for the stall timeout.
     insecure_upload_url,         ///< A plain http:// upload URL under an https:// base URL (nothing was sent to it).
+
+    // --- HTTP proxies (beast_transport_params::proxy; nothing reached the server) ---
+    proxy_unreachable,           ///< The proxy refused the connection, or could not be resolved or reached.
+    proxy_auth_required,         ///< The proxy answered 407: credentials missing or refused.
+    proxy_tunnel_refused,        ///< The proxy answered CONNECT with another non-2xx status, or not with HTTP.
 };
 
 /// Failures the Digital Delivery API (or its storage) reports. Category name

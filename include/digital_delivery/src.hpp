@@ -32,6 +32,9 @@
 #include <digital_delivery/impl/digital_product.ipp>
 #include <digital_delivery/impl/order.ipp>
 #include <digital_delivery/impl/client_impl.ipp>
+#include <digital_delivery/impl/observer.ipp>
+#include <digital_delivery/impl/json_logger.ipp>
+#include <digital_delivery/impl/metrics.ipp>
 
 // Everything a request function compiles per endpoint (detail::endpoint_ops),
 // once for every endpoint of endpoints.hpp.

@@ -240,5 +240,12 @@ TEST(HttpExchange, RequestHead)
     EXPECT_EQ(out, "PUT /b?X-Amz-Signature=s HTTP/1.1\r\nhost: other.test\r\nuser-agent: mine\r\nExpect: 100-Continue\r\n"
                    "Content-Length: 2147483648\r\n\r\n");
     EXPECT_TRUE(dd::detail::expects_continue(own));
+
+    // Plain http:// through a proxy: absolute form and the proxy's credentials.
+    request_head via{.method = http_method::get, .path_query = "/orders", .headers = &h, .host_header = "api.test:8080",
+                     .absolute_form_scheme = "http://", .proxy_authorization = "Basic dTpw"};
+    dd::detail::serialize_request_head(out, via);
+    EXPECT_EQ(out, "GET http://api.test:8080/orders HTTP/1.1\r\nX-Auth-Token: k\r\nHost: api.test:8080\r\n"
+                   "Proxy-Authorization: Basic dTpw\r\n\r\n");
     EXPECT_FALSE(dd::detail::expects_continue(h));
 }

@@ -15,6 +15,7 @@
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/http_message.hpp>
+#include <digital_delivery/observer.hpp>
 #include <digital_delivery/rate_limit.hpp>
 #include <digital_delivery/retry.hpp>
 #include <digital_delivery/request_options.hpp>
@@ -50,6 +51,8 @@ struct prepared_request
     priority prio = priority::normal;
     std::optional<std::chrono::steady_clock::time_point> deadline;
     std::optional<retry_params> retry;  ///< Per-request override.
+    std::string_view endpoint;       ///< For observers: the endpoint's name (static storage).
+    std::string_view path_template;  ///< For observers: static storage, or empty (raw requests: use path).
 };
 
 /// What a request's completion carries into the decoding layer.
@@ -62,6 +65,8 @@ struct endpoint_info
     std::string_view path_template;
     int cost;
     bool idempotent;
+    /// For observers; static storage. Empty: raw request (the template is not kept).
+    std::string_view name{};
 };
 
 class rate_limiter;  // impl/internal/rate_limiter.hpp
@@ -105,6 +110,8 @@ public:
     /// The base URL's host[:port], for diagnostics.
     const std::string& host() const noexcept { return host_; }
     const std::shared_ptr<retry_budget>& budget() const noexcept { return budget_; }
+    /// The installed observer, or null (the only test on the hot path).
+    observer* obs() const noexcept { return obs_; }
 
 private:
     any_transport transport_;
@@ -113,6 +120,7 @@ private:
     std::string host_;  // its authority (host[:port]; a base URL has no user info)
     std::shared_ptr<rate_limiter> limiter_;
     std::shared_ptr<retry_budget> budget_;
+    observer* obs_ = nullptr;  // params_.observer.get()
 };
 
 /// Maps a non-2xx response of the API (JSON error bodies of either shape, or

@@ -185,10 +185,20 @@ using payload_param = std::conditional_t<has_payload<D>, payload_t<D>, no_payloa
 template <class D>
 using query_param = std::conditional_t<!std::is_void_v<typename D::query>, typename D::query, no_payload>;
 
+/// The endpoint's name for observers: `D::name`, else its path template.
+template <class D>
+consteval std::string_view endpoint_name_of()
+{
+    if constexpr (requires { std::string_view(D::name); })
+        return D::name;
+    else
+        return D::path;
+}
+
 template <class D>
 constexpr endpoint_info endpoint_info_of()
 {
-    return endpoint_info{D::method, D::path, cost_of<D>, idempotent_of<D>()};
+    return endpoint_info{D::method, D::path, cost_of<D>, idempotent_of<D>(), endpoint_name_of<D>()};
 }
 
 /// What the library compiles once per endpoint: encoding, decoding and the

@@ -37,6 +37,7 @@
 #include <digital_delivery/impl/internal/beast_url.hpp>
 #include <digital_delivery/impl/internal/connection_reuse.hpp>
 #include <digital_delivery/impl/internal/http_exchange.hpp>
+#include <digital_delivery/impl/internal/proxy_tunnel.hpp>
 #include <digital_delivery/error.hpp>
 
 #include <boost/asio/append.hpp>
@@ -122,6 +123,7 @@ struct connection : std::enable_shared_from_this<connection>
     clock::time_point keep_until{};                  // idle: reusable until then
     std::chrono::milliseconds keep_for{};            // set from each response (keep_alive_limit)
     long verify_error = X509_V_OK;                   // recorded by the verify callback
+    unsigned proxy_status = 0;                       // the proxy's answer to CONNECT, when refused
     std::uint64_t requests = 0;
     bool idle = false;                               // in pool->idle
 
@@ -144,6 +146,7 @@ struct host_pool
     bool tls = false;
     bool host_is_ip = false;
     std::string host, port, host_header, key;
+    const proxy_endpoint* proxy = nullptr;  // through an HTTP proxy (docs/proxies.md), or direct
 
     std::vector<conn_ptr> idle;  // most recently used at the back
     std::size_t total = 0;       // idle + in use + being connected
@@ -156,7 +159,8 @@ class beast_transport_impl : public std::enable_shared_from_this<beast_transport
 {
 public:
     beast_transport_impl(boost::asio::any_io_executor ex, beast_transport_params p)
-        : ex_(std::move(ex)), strand_(boost::asio::make_strand(ex_)), params_(std::move(p))
+        : ex_(std::move(ex)), strand_(boost::asio::make_strand(ex_)), params_(std::move(p)),
+          proxy_(make_proxy_config(params_.proxy))
     {
         if (params_.max_connections_per_host == 0)
             params_.max_connections_per_host = 1;
@@ -172,6 +176,7 @@ public:
     boost::asio::any_io_executor ex_;
     bt::strand_t strand_;
     beast_transport_params params_;
+    proxy_config proxy_;                     // decided once (impl/internal/proxy.hpp)
     std::unique_ptr<bt::ssl::context> ctx_;  // created on first use
     std::unordered_map<std::string, bt::host_pool> pools_;
     // The last origin seen, as written in the URL ("scheme://authority"), so
@@ -230,6 +235,7 @@ public:
             hp.port = std::move(t.port);
             hp.host_header = std::move(t.host_header);
             hp.key = t.pool_key;
+            hp.proxy = proxy_.route(hp.tls, hp.host);
         }
         last_origin_.assign(url.data(), olen);
         last_pool_ = &hp;
@@ -453,6 +459,12 @@ inline request_head head_of(const request_op& op, const beast_transport_params& 
     h.user_agent = p.user_agent;
     h.content_length = content_length;
     h.always_content_length = streamed;
+    if (op.pool->proxy && !op.pool->tls)
+    {
+        // Plain http:// through a proxy: the absolute form, and the proxy's credentials.
+        h.absolute_form_scheme = "http://";
+        h.proxy_authorization = op.pool->proxy->authorization;
+    }
     return h;
 }
 
@@ -850,12 +862,12 @@ inline asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> o
     tcp::resolver resolver(impl.strand_);
     op->resolver = &resolver;
     watch_phase(*op, *c, p.resolve_timeout, client_errc::resolve_timeout);
-    auto [rec, endpoints] = co_await resolver.async_resolve(t.host, t.port, tok);
+    auto [rec, endpoints] = co_await resolver.async_resolve(t.proxy ? t.proxy->host : t.host, t.proxy ? t.proxy->port : t.port, tok);
     op->resolver = nullptr;
     if (op->reason)
         co_return op->reason;
     if (rec)
-        co_return rec;
+        co_return t.proxy ? error_code(client_errc::proxy_unreachable) : rec;
 
     watch_phase(*op, *c, p.connect_timeout, client_errc::connect_timeout);
     if (t.tls)
@@ -878,9 +890,18 @@ inline asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> o
     if (op->reason)
         co_return op->reason;
     if (cec)
-        co_return cec;
+        co_return t.proxy ? error_code(client_errc::proxy_unreachable) : cec;
     error_code ig;
     c->socket().set_option(tcp::no_delay(true), ig);
+    if (t.proxy && t.tls)
+    {
+        // https:// through a proxy: a CONNECT tunnel, then TLS with the server.
+        auto pec = co_await proxy_connect(c->socket(), c->buf, connect_authority(t.host, t.port), *t.proxy, c->proxy_status);
+        if (op->reason)
+            co_return op->reason;
+        if (pec)
+            co_return pec;
+    }
 
     if (t.tls)
     {
@@ -1052,8 +1073,10 @@ inline void request_op::on_open(error_code ec)
         conn_ptr c = std::move(conn);
         c->op = nullptr;
         c->deadline = clock::time_point::max();
+        http_response proxy_answer;  // a refused CONNECT: the proxy's status, for diagnostics
+        proxy_answer.status = reason ? 0 : c->proxy_status;
         impl->release(*pool, std::move(c), false);
-        return complete(reason ? reason : ec);
+        return complete(reason ? reason : ec, std::move(proxy_answer));
     }
     begin_exchange();
 }
@@ -1117,7 +1140,11 @@ inline void request_op::on_exchanged(exchange_result r)
     }
     ++c->requests;
     c->keep_for = keep_alive_limit(r.resp, impl->params_.idle_timeout);
-    impl->release(*pool, c, r.reusable && c->keep_for.count() > 0);
+    // Through a proxy, plain http:// uses one connection per request: proxies
+    // such as tinyproxy close it after each response without saying so.
+    impl->release(*pool, c, r.reusable && c->keep_for.count() > 0 && !(pool->proxy && !pool->tls));
+    if (pool->proxy && !pool->tls && is_proxy_auth_failure(r.resp))  // the proxy, not the server, refused
+        return complete(client_errc::proxy_auth_required, http_response{r.resp.status, {}, {}});
     // Completing may start the next request on this connection (the handler
     // runs inline when its executor allows it): the watchdog then stays
     // armed. Otherwise the idle connection stops it.

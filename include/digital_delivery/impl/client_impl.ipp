@@ -9,6 +9,7 @@
 #include <digital_delivery/detail/saturating_time.hpp>
 #include <digital_delivery/error_with_diagnostics.hpp>
 #include <digital_delivery/impl/http_message.ipp>
+#include <digital_delivery/impl/internal/observe.hpp>
 #include <digital_delivery/impl/internal/rate_limiter.hpp>
 #include <digital_delivery/impl/internal/server_messages.hpp>
 #include <digital_delivery/impl/internal/retry_state.hpp>
@@ -143,6 +144,9 @@ DIGITAL_DELIVERY_DECL detail::client_impl::client_impl(any_transport t, client_p
         );
     limiter_ = shared_rate_limiter(transport_.get_executor(), base_, params_.api_key, params_.rate_limit);
     budget_ = std::make_shared<retry_budget>(params_.retry);
+    obs_ = params_.observer.get();
+    if (obs_)
+        limiter_->add_throttle_observer(params_.observer);
 }
 
 DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
@@ -157,6 +161,8 @@ DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
     out.method = ep.method;
     out.cost = ep.cost;
     out.idempotent = ep.idempotent;
+    out.endpoint = ep.name;
+    out.path_template = ep.name.empty() ? std::string_view() : ep.path_template;
 
     // Path: literal text copied, each {placeholder} replaced by one encoded segment.
     // Built in place (no copy): the URL below appends it.
@@ -434,6 +440,11 @@ struct execute_state
     clock::time_point wait_started{};
     state st = state::start;
     bool may_retry = true;  // false: the request is moved into the (only) attempt, not copied
+    // Set only when an observer is installed (impl/internal/observe.hpp).
+    request_info info;
+    clock::time_point started{}, attempt_started{}, responded_at{};
+    std::size_t sent_bytes = 0;
+    std::unique_ptr<diagnostics> own_diag;  // on failure, when the caller passed none
 
     execute_state(std::shared_ptr<client_impl> s, prepared_request&& pr, diagnostics* d)
         : self(std::move(s)), p(std::move(pr)), diag(d)
@@ -481,6 +492,8 @@ struct execute_op
     template <class Self>
     void finish(Self& self, error_code ec, http_response resp)
     {
+        if (observer* o = s_->self->obs())
+            observe_end(*o, ec);
         std::shared_ptr<client_impl> keep = std::move(s_->self);
         s_.reset();
         self.complete(ec, std::move(resp));
@@ -497,6 +510,43 @@ struct execute_op
             s.diag->total_wait = st.total_backoff + st.total_rate_limit_wait;
         }
         finish(self, ec, std::move(resp));
+    }
+
+    // ---- observer events (only called when one is installed) ----
+    unsigned attempt() const { return s_->rs ? static_cast<unsigned>(s_->rs->stats().attempts) : 0u; }
+
+    // A failure gets diagnostics even when the caller passed none (the
+    // observer's; a success does without: no allocation on that path).
+    void own_diagnostics()
+    {
+        execute_state& s = *s_;
+        if (s.diag)
+            return;
+        s.own_diag = std::make_unique<diagnostics>();
+        s.diag = s.own_diag.get();
+        s.diag->method = std::string(to_string(s.p.method));
+        s.diag->host = s.self->host();
+        s.diag->path = s.p.path;
+    }
+
+    void observe_end(observer& o, error_code ec)
+    {
+        execute_state& s = *s_;
+        // Ending right after a response: its time is the end's.
+        const auto now = s.st == state::responded ? s.responded_at : clock::now();
+        if (ec && !s.diag)
+        {
+            own_diagnostics();
+            if (s.p.error && s.diag->client_message.empty())
+                s.diag->client_message = s.p.error_message;
+        }
+        notify_end(o, s.info, ec, s.diag, attempt(), now - s.started);
+    }
+
+    void observe_response(error_code ec, const http_response& resp)
+    {
+        if (observer* o = s_->self->obs())
+            notify_response(*o, s_->info, attempt(), ec, resp, s_->responded_at - s_->attempt_started, s_->sent_bytes);
     }
 
     // A terminal cancellation may arrive after a step completed successfully
@@ -529,6 +579,12 @@ struct execute_op
         // (the only attempt takes the request itself); its timeout never runs
         // past the deadline.
         http_request req = s.may_retry ? http_request(s.p.request) : std::move(s.p.request);
+        if (observer* o = s.self->obs())
+        {
+            s.attempt_started = now;
+            s.sent_bytes = req.body.size();
+            notify_request_start(*o, s.info, s.p.prio, attempt());
+        }
         if (s.p.deadline)
         {
             auto left = std::chrono::ceil<std::chrono::milliseconds>(*s.p.deadline - now);
@@ -548,6 +604,8 @@ struct execute_op
         {
         case state::start:
         {
+            if (s.self->obs())
+                s.info = observed_request(s.p, s.self->host());
             if (s.diag)
             {
                 s.diag->clear();
@@ -557,6 +615,8 @@ struct execute_op
             }
             if (s.p.error)
             {
+                if (s.self->obs())
+                    s.started = clock::now();
                 s.st = state::rejected;
                 auto ex = s.self->get_executor();
                 boost::asio::post(ex, std::move(self));
@@ -567,6 +627,7 @@ struct execute_op
             const auto now = clock::now();
             if (!s.p.deadline && s.self->params().operation_timeout.count() > 0)
                 s.p.deadline = detail::checked_add(now, s.self->params().operation_timeout);
+            s.started = now;
             s.rs.emplace(rp, s.self->budget(), now, s.p.deadline);
             // A disabled limiter grants at once: go straight to the attempt
             // (the transport never completes inline, so neither does this).
@@ -587,6 +648,8 @@ struct execute_op
         case state::acquired:
         {
             s.rs->add_rate_limit_wait(clock::now() - s.wait_started);
+            if (observer* o = s.self->obs(); o && s.self->limiter().params().enabled)
+                notify_limiter_wait(*o, s.info, s.p.cost, s.p.prio, clock::now() - s.wait_started, ec);
             if (ec)
                 return fail(self, ec);
             if (cancelled(self))
@@ -603,10 +666,17 @@ struct execute_op
 
         case state::responded:
         {
+            if (s.self->obs())
+            {
+                s.responded_at = clock::now();
+                if (ec || resp.status < 200 || resp.status > 299)
+                    own_diagnostics();
+            }
             if (!ec)
             {
                 s.self->limiter().observe_response(resp.headers, resp.status);
                 ec = classify_api_response(resp, s.diag);
+                observe_response(ec, resp);
                 if (!ec)
                 {
                     if (s.diag)
@@ -621,10 +691,13 @@ struct execute_op
             }
             else if (is_request_not_sent(ec) && ec != boost::asio::error::operation_aborted)
             {
+                observe_response(ec, resp);
+                describe_proxy_failure(s.diag, ec, resp.status);
                 s.self->limiter().refund(s.p.cost);
             }
             else
             {
+                observe_response(ec, resp);
                 s.self->limiter().observe_response(http_headers{}, 0);  // the attempt is over: resume refilling
             }
             if (ec == boost::asio::error::operation_aborted)
@@ -647,6 +720,8 @@ struct execute_op
                 keep.path = std::move(s.diag->path);
                 *s.diag = std::move(keep);
             }
+            if (observer* o = s.self->obs())
+                notify_retry(*o, s.info, attempt(), ec, resp.status, d.delay);
             if (!s.timer)
                 s.timer = std::make_unique<detail::timer>(s.self->get_executor());
             s.timer->expires_after(d.delay);

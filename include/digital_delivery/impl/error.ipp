@@ -52,6 +52,9 @@ inline const char* client_errc_message(int ev) noexcept
     case client_errc::upload_stalled: return "The upload made no progress for the stall timeout";
     case client_errc::insecure_upload_url:
         return "The upload URL is plain http:// under an https:// base URL (see upload_options::allow_insecure_upload_url)";
+    case client_errc::proxy_unreachable: return "The HTTP proxy could not be reached (refused, not resolved or timed out)";
+    case client_errc::proxy_auth_required: return "The HTTP proxy requires authentication or refused the credentials (407)";
+    case client_errc::proxy_tunnel_refused: return "The HTTP proxy refused to open a tunnel (CONNECT was not answered with 2xx)";
     }
     return "Unknown digital_delivery client error";
 }
@@ -133,7 +136,7 @@ inline bool client_in_condition(client_errc e, condition c) noexcept
                e == client_errc::upload_stalled;
     case condition::transport:
         return (e >= client_errc::resolve_timeout && e <= client_errc::protocol_error) ||
-               e == client_errc::unexpected_status;
+               e == client_errc::unexpected_status || e >= client_errc::proxy_unreachable;
     case condition::rate_limited: return e == client_errc::rate_limit_wait_exceeds_deadline;
     default: return false;
     }
@@ -230,7 +233,8 @@ DIGITAL_DELIVERY_DECL bool is_request_not_sent(const error_code& ec) noexcept
         return (e >= client_errc::invalid_argument && e <= client_errc::invalid_url) ||
                e == client_errc::insecure_upload_url || e == client_errc::resolve_timeout || e == client_errc::connect_timeout ||
                e == client_errc::tls_handshake_timeout || e == client_errc::tls_certificate_verify_failed ||
-               e == client_errc::tls_hostname_mismatch || e == client_errc::rate_limit_wait_exceeds_deadline;
+               e == client_errc::tls_hostname_mismatch || e == client_errc::rate_limit_wait_exceeds_deadline ||
+               e >= client_errc::proxy_unreachable;
     }
     if (ec.category() == get_api_category())
         return static_cast<api_errc>(ec.value()) == api_errc::rate_limited;  // refused, not processed
@@ -245,7 +249,7 @@ DIGITAL_DELIVERY_DECL bool is_transient(const error_code& ec) noexcept
     {
         const auto e = static_cast<client_errc>(ec.value());
         return (e >= client_errc::resolve_timeout && e <= client_errc::idle_timeout) ||
-               e == client_errc::connection_closed;
+               e == client_errc::connection_closed || e == client_errc::proxy_unreachable;
     }
     if (ec.category() == get_api_category())
     {

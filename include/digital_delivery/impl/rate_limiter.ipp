@@ -52,6 +52,7 @@ struct limiter_batch
     std::vector<limiter_completion> completions;
     std::vector<throttle_event> events;
     std::function<void(const throttle_event&)> hook;
+    std::vector<std::weak_ptr<observer>> observers;
 
     void deliver()
     {
@@ -60,6 +61,10 @@ struct limiter_batch
         if (hook)
             for (auto& e : events)
                 hook(e);
+        for (auto& w : observers)
+            if (auto o = w.lock())
+                for (auto& e : events)
+                    o->on_throttle(e);
     }
 };
 
@@ -94,6 +99,7 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     std::weak_ptr<limiter_driver> armed;
     std::optional<clock::time_point> armed_at;
     std::function<void(const throttle_event&)> hook;
+    std::vector<std::weak_ptr<observer>> observers;
     std::vector<scheduler_core::outcome> scratch;
 
     // --- everything below runs with mtx held ---
@@ -118,6 +124,7 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
             e.waiting = core.queued();
             b.events.push_back(e);
             b.hook = hook;
+            b.observers = observers;
         }
     }
 
@@ -335,6 +342,7 @@ DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(
                 e.waiting = st.core.queued();
                 b.events.push_back(e);
                 b.hook = st.hook;
+                b.observers = st.observers;
             }
         }
         st.core.on_response(now);
@@ -370,6 +378,14 @@ DIGITAL_DELIVERY_DECL void rate_limiter::set_throttle_hook(std::function<void(co
 {
     std::lock_guard<std::mutex> lk(state_->mtx);
     state_->hook = std::move(hook);
+}
+
+DIGITAL_DELIVERY_DECL void rate_limiter::add_throttle_observer(std::weak_ptr<observer> o)
+{
+    std::lock_guard<std::mutex> lk(state_->mtx);
+    auto& v = state_->observers;
+    std::erase_if(v, [](const std::weak_ptr<observer>& w) { return w.expired(); });
+    v.push_back(std::move(o));
 }
 
 DIGITAL_DELIVERY_DECL void rate_limiter::wake()

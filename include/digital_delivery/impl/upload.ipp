@@ -22,6 +22,7 @@
 
 #include <digital_delivery/detail/client_impl.hpp>
 #include <digital_delivery/impl/endpoint_call.hpp>
+#include <digital_delivery/impl/internal/observe.hpp>
 #include <digital_delivery/impl/internal/upload_core.hpp>
 #include <digital_delivery/endpoints.hpp>
 #include <digital_delivery/impl/http_message.ipp>
@@ -316,7 +317,7 @@ public:
             last_activity_ = now;
             rep = meter_.on_bytes(n, now);
         }
-        if (rep && opts_.on_progress)
+        if (rep && (opts_.on_progress || impl_->obs()))
             boost::asio::post(strand_, [self = shared_from_this(), p = *rep] { self->report(p); });
     }
 
@@ -415,7 +416,10 @@ private:
         // A URL about to expire is replaced first (once per handle: a skewed
         // local clock must not loop; the storage has the last word).
         if (!handle_fresh_ && url_needs_refresh(handle_->expires_at, detail::clock::system_now(), opts_.url_refresh_margin))
+        {
+            observe_refresh("expiring");
             return request_new_url();
+        }
         handle_fresh_ = false;
         ++attempts_;
         {
@@ -434,6 +438,16 @@ private:
         req.idempotent = false;  // a streamed body is resent by us (rewind), never by the transport
         req.timeout = opts_.put_timeout.count() > 0 ? opts_.put_timeout : std::chrono::milliseconds(std::chrono::hours(1));
         stamp_put_diag();
+        if (observer* o = impl_->obs())
+        {
+            put_started_ = clock::now();
+            const std::string path = url_path_only(handle_->url), host = url_host(handle_->url);
+            request_start_event e;
+            e.request = put_info(path, host);
+            e.attempt = attempts_;
+            e.prio = request_.get().prio;
+            o->on_request_start(e);
+        }
         put_in_flight_ = true;
         arm_stall_timer();
         child_in_flight_ = true;
@@ -462,6 +476,11 @@ private:
             stamp_put_diag();
             storage_ec = classify_storage_response(r, diag_);
         }
+        if (observer* o = impl_->obs())
+        {
+            const std::string path = url_path_only(handle_->url), host = url_host(handle_->url);
+            notify_response(*o, put_info(path, host), attempts_, ec ? ec : storage_ec, r, clock::now() - put_started_, static_cast<std::size_t>(size_));
+        }
         switch (decide_after_put(ec, r.status, storage_ec, attempts_, std::max(1u, opts_.max_attempts)))
         {
         case put_action::done: return after_upload();
@@ -469,6 +488,12 @@ private:
             return finish(ec ? ec : storage_ec, ec ? "PUT of the body failed: " + ec.message() : std::string());
         case put_action::retry:
         {
+            if (observer* o = impl_->obs())
+            {
+                const std::string path = url_path_only(handle_->url), host = url_host(handle_->url);
+                notify_retry(*o, put_info(path, host), attempts_, ec ? ec : storage_ec, r.status,
+                             std::chrono::ceil<std::chrono::milliseconds>(retry_delay(opts_.retry_backoff, attempts_)));
+            }
             backoff_timer_.expires_after(retry_delay(opts_.retry_backoff, attempts_));
             backoff_timer_.async_wait(boost::asio::bind_cancellation_slot(
                 child_.slot(),
@@ -482,7 +507,7 @@ private:
             child_in_flight_ = true;
             return;
         }
-        case put_action::refresh_and_retry: return restart(true);
+        case put_action::refresh_and_retry: observe_refresh("rejected"); return restart(true);
         }
     }
 
@@ -602,8 +627,63 @@ private:
 
     void report(const upload_progress& p)
     {
-        if (!completed_ && opts_.on_progress)
+        if (completed_)
+            return;
+        if (opts_.on_progress)
             opts_.on_progress(p);
+        observe_progress(p);
+    }
+
+    // ---- observer events (impl/internal/observe.hpp) ----
+
+    request_info put_info(std::string_view path, std::string_view host) const
+    {
+        request_info r;
+        r.endpoint = "upload_body";
+        r.method = http_method::put;
+        r.path_template = path;
+        r.path = path;
+        r.server_address = host;
+        return r;
+    }
+
+    void observe_progress(const upload_progress& p)
+    {
+        observer* o = impl_->obs();
+        if (!o || !handle_)
+            return;
+        const std::string path = url_path_only(handle_->url), host = url_host(handle_->url);
+        upload_progress_event e;
+        e.asset_id = asset_.id;
+        e.server_address = host;
+        e.path = path;
+        e.progress = p;
+        o->on_upload_progress(e);
+    }
+
+    void observe_refresh(std::string_view reason)
+    {
+        if (observer* o = impl_->obs())
+        {
+            upload_refresh_event e;
+            e.asset_id = asset_.id;
+            e.reason = reason;
+            o->on_upload_refresh(e);
+        }
+    }
+
+    void observe_end(error_code ec)
+    {
+        observer* o = impl_->obs();
+        if (!o)
+            return;
+        request_info r;
+        r.endpoint = "upload";
+        r.method = http_method::post;
+        r.path_template = req_.replace ? std::string_view("/assets/{id}/replace") : std::string_view("/assets");
+        r.id = req_.replace ? std::string_view(asset_.id) : std::string_view();
+        r.server_address = impl_->host();
+        notify_end(*o, r, ec, diag_, attempts_, clock::now() - started_);
     }
 
     void finish(error_code ec, std::string why = {})
@@ -630,15 +710,18 @@ private:
 
     void complete(error_code ec)
     {
-        if (!ec && uploaded_ && opts_.on_progress)
+        if (!ec && uploaded_ && (opts_.on_progress || impl_->obs()))
         {
             std::optional<upload_progress> last;
             {
                 std::lock_guard<std::mutex> lk(mtx_);
                 last = meter_.finish(clock::now());
             }
-            opts_.on_progress(*last);
+            if (opts_.on_progress)
+                opts_.on_progress(*last);
+            observe_progress(*last);
         }
+        observe_end(ec);
         completed_ = true;
         auto slot = boost::asio::get_associated_cancellation_slot(handler_);
         if (slot.is_connected())
@@ -679,6 +762,8 @@ private:
     progress_meter meter_;
     clock::time_point last_activity_;
     error_code abort_ec_;
+    clock::time_point started_ = clock::now();  // observer: the operation's duration
+    clock::time_point put_started_{};           // observer: the PUT attempt's duration
 };
 
 inline void tracked_read_handler::operator()(error_code ec, std::size_t n)

@@ -43,6 +43,10 @@ struct request_head
     std::string_view user_agent;     // sent when the caller gave no User-Agent (empty: none)
     std::uint64_t content_length = 0;
     bool always_content_length = false;  // a streamed body: Content-Length even when 0
+    // Plain http:// through a proxy: the request target in absolute form
+    // ("http://" + host_header + path) and the proxy's credentials.
+    std::string_view absolute_form_scheme;  // empty: origin form
+    std::string_view proxy_authorization;   // empty: none
 };
 
 inline bool http_iequals(std::string_view a, std::string_view b) noexcept
@@ -57,6 +61,11 @@ inline void serialize_request_head(std::string& out, const request_head& h)
     out.clear();
     out.append(methods[static_cast<int>(h.method)]);
     out += ' ';
+    if (!h.absolute_form_scheme.empty())
+    {
+        out.append(h.absolute_form_scheme);
+        out.append(h.host_header);
+    }
     if (h.path_query.empty() || h.path_query.front() != '/')
         out += '/';
     out.append(h.path_query);
@@ -86,6 +95,12 @@ inline void serialize_request_head(std::string& out, const request_head& h)
     {
         out.append("User-Agent: ");
         out.append(h.user_agent);
+        out.append("\r\n");
+    }
+    if (!h.proxy_authorization.empty())
+    {
+        out.append("Proxy-Authorization: ");
+        out.append(h.proxy_authorization);
         out.append("\r\n");
     }
     if (h.always_content_length || h.content_length != 0 || h.method == http_method::post ||

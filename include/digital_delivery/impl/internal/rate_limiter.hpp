@@ -46,6 +46,7 @@
 #include <digital_delivery/impl/internal/scheduler_core.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/http_message.hpp>
+#include <digital_delivery/observer.hpp>
 #include <digital_delivery/rate_limit.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -61,6 +62,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace digital_delivery {
 
@@ -149,6 +151,10 @@ public:
     /// pauses the scheduler or a pause ends. One hook per bucket: setting it
     /// on any handle of a shared bucket replaces it for all.
     DIGITAL_DELIVERY_DECL void set_throttle_hook(std::function<void(const throttle_event&)> hook);
+
+    /// Also reports throttle events to `o` (observer::on_throttle) while it
+    /// lives: every client with an observer adds its own to its bucket.
+    DIGITAL_DELIVERY_DECL void add_throttle_observer(std::weak_ptr<observer> o);
 
     /// Re-evaluates the queue at the clock's current time (tests with a
     /// virtual clock; never needed with the default clock).
