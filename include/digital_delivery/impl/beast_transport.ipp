@@ -33,6 +33,7 @@
 #include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/impl/internal/beast_url.hpp>
 #include <digital_delivery/impl/internal/connection_reuse.hpp>
+#include <digital_delivery/impl/internal/response_parser.hpp>
 #include <digital_delivery/error.hpp>
 
 #include <boost/asio/append.hpp>
@@ -100,50 +101,6 @@ constexpr auto tok = asio::as_tuple(asio::use_awaitable);
 
 struct request_op;
 struct host_pool;
-
-// A response parser writing straight into an http_response: no Beast fields
-// container, no copy of the header fields or of the body afterwards.
-class direct_parser : public http::basic_parser<false>
-{
-public:
-    direct_parser()
-    {
-        resp.headers.reserve(12, 384);
-    }
-    http_response resp;
-
-private:
-    void on_request_impl(http::verb, beast::string_view, beast::string_view, int, error_code&) override {}
-    void on_response_impl(int code, beast::string_view, int, error_code& ec) override
-    {
-        // Beast takes any three digits; an HTTP status is 100-599 (RFC 9110).
-        if (code < 100 || code > 599)
-            ec = http::error::bad_status;
-        resp.status = static_cast<unsigned>(code);
-    }
-    void on_field_impl(http::field, beast::string_view name, beast::string_view value, error_code&) override
-    {
-        resp.headers.add(std::string_view(name.data(), name.size()), std::string_view(value.data(), value.size()));
-    }
-    void on_header_impl(error_code&) override {}
-    void on_body_init_impl(const boost::optional<std::uint64_t>& len, error_code&) override
-    {
-        if (len && *len <= (std::uint64_t{1} << 30))
-            resp.body.reserve(static_cast<std::size_t>(*len));
-    }
-    std::size_t on_body_impl(beast::string_view b, error_code&) override
-    {
-        resp.body.append(b.data(), b.size());
-        return b.size();
-    }
-    void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code&) override {}
-    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view b, error_code&) override
-    {
-        resp.body.append(b.data(), b.size());
-        return b.size();
-    }
-    void on_finish_impl(error_code&) override {}
-};
 
 struct connection : std::enable_shared_from_this<connection>
 {
