@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (buf.size() != 0)
         {
             dd::error_code pec;
-            const std::size_t used = parser->put(buf.data(), pec);
+            const std::size_t used = parser->put_buffered(buf.data(), pec);
             buf.consume(used);
             if (pec && pec != http::error::need_more)
             {

@@ -652,7 +652,7 @@ struct simple_exchange
                 std::size_t used = 0;
                 try
                 {
-                    used = c.parser->put(c.buf.data(), pec);
+                    used = c.parser->put_buffered(c.buf.data(), pec);
                 }
                 catch (const std::bad_alloc&)
                 {

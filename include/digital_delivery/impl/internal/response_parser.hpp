@@ -11,6 +11,7 @@
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/http_message.hpp>
 
+#include <boost/asio/buffer.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/error.hpp>
@@ -38,7 +39,28 @@ public:
     }
     http_response resp;
 
+    /// put(), except after need_more with fewer than 5 bytes: then need_more
+    /// again without calling Beast. Beast 1.81 resumes a chunked body's last
+    /// chunk with BOOST_ASSERT(n >= 5) (boostorg/beast#2861, fixed in 1.86), so a
+    /// peer sending "0\r\n" then "\r" in two reads aborted a program built
+    /// without NDEBUG (found by tests/fuzz/fuzz_http_response). After
+    /// need_more no message completes with fewer than 5 buffered bytes (the
+    /// shortest end is "0\r\n\r\n"), so waiting for them changes nothing else.
+    std::size_t put_buffered(boost::asio::const_buffer b, error_code& ec)
+    {
+        if (need_more_ && b.size() < 5)
+        {
+            ec = http::error::need_more;
+            return 0;
+        }
+        const std::size_t n = put(b, ec);
+        need_more_ = ec == http::error::need_more;
+        return n;
+    }
+
 private:
+    bool need_more_ = false;
+
     void on_request_impl(http::verb, beast::string_view, beast::string_view, int, error_code&) override {}
     void on_response_impl(int code, beast::string_view, int, error_code& ec) override
     {
