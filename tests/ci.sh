@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The test command (README.md), what CI runs (.ci/run). On a fresh Debian 12
 # machine it installs what it needs, then builds and tests in three
-# configurations, each compiling the library once:
+# configurations, each compiling the library once, and runs the fuzzers briefly:
 #   1. CMake + g++-12, -Werror: every test area, the consumer/packaging tests
 #      and the examples (against the sandbox);
 #   2. meson + clang++-16 with ASan+UBSan, -Werror: every test area;
 #   3. CMake + clang++-16 with TSan: the areas that run concurrently (transport
-#      with a multi-threaded io_context, scheduler, core).
+#      with a multi-threaded io_context, scheduler, core);
+#   4. CMake + clang++-16, libFuzzer with ASan+UBSan: the fuzz targets of
+#      tests/fuzz/, each run briefly over its corpus (docs/reliability.md).
 # Every step runs even when an earlier one failed; the summary at the end has
 # one line per step with its result and duration, and the exit status is 0
 # only when every step passed.
@@ -67,12 +69,25 @@ tsan_test() {
     --timeout 1200)
 }
 
-step "1/3 build: CMake, g++-12, -Werror" gcc_build
-step "1/3 test: every area, consumer, examples" gcc_test
-step "2/3 build: meson, clang++-16, ASan+UBSan" meson_asan_build
-step "2/3 test: every area (ASan+UBSan)" meson_asan_test
-step "3/3 build: CMake, clang++-16, TSan" tsan_build
-step "3/3 test: transport, scheduler, core (TSan)" tsan_test
+# Only the fuzz targets (header-only, and the sandbox's core instrumented):
+# nothing else of the project is built here.
+fuzz_build() {
+  cmake -S . -B "$out/fuzz" -G Ninja -DCMAKE_CXX_COMPILER=clang++-16 -DDIGITAL_DELIVERY_WERROR=ON \
+    -DDIGITAL_DELIVERY_FUZZ=ON -DDIGITAL_DELIVERY_BUILD_TESTS=OFF -DDIGITAL_DELIVERY_BUILD_EXAMPLES=OFF \
+    -DDIGITAL_DELIVERY_BUILD_SANDBOX=OFF -DDIGITAL_DELIVERY_BUILD_COMPILED=OFF >/dev/null &&
+  cmake --build "$out/fuzz" -j "$jobs"
+}
+# Each target: 20000 runs (at most 20 s) from its committed corpus.
+fuzz_test() { (cd "$out/fuzz" && ctest -j "$jobs" -L fuzz --output-on-failure); }
+
+step "1/4 build: CMake, g++-12, -Werror" gcc_build
+step "1/4 test: every area, consumer, examples" gcc_test
+step "2/4 build: meson, clang++-16, ASan+UBSan" meson_asan_build
+step "2/4 test: every area (ASan+UBSan)" meson_asan_test
+step "3/4 build: CMake, clang++-16, TSan" tsan_build
+step "3/4 test: transport, scheduler, core (TSan)" tsan_test
+step "4/4 build: fuzz targets, clang++-16 libFuzzer" fuzz_build
+step "4/4 fuzz: every target, 20000 runs each" fuzz_test
 
 echo
 echo "== summary ($(( $(date +%s) - start ))s in all)"

@@ -46,6 +46,9 @@ using date = std::chrono::year_month_day;
 DIGITAL_DELIVERY_DECL std::optional<timestamp> parse_timestamp(std::string_view s) noexcept;
 
 /// Formats as `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` (fraction only when non-zero).
+/// An instant outside the years 0000-9999 in UTC, which parse_timestamp()
+/// returns for e.g. "9999-12-31T23:59:60Z" or "0000-01-01T00:00:00+01:00",
+/// gets a year of five digits or a sign, which parse_timestamp() refuses.
 DIGITAL_DELIVERY_DECL std::string format_timestamp(timestamp t);
 
 /// Parses `YYYY-MM-DD` (a valid calendar date).

@@ -8,6 +8,7 @@
 
 #include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/impl/internal/connection_reuse.hpp>
+#include <digital_delivery/impl/internal/response_parser.hpp>
 
 #include "nginx_env.hpp"
 #include "run.hpp"
@@ -1101,4 +1102,49 @@ TEST(BeastTransport, MultiThreadedIoContext)
     EXPECT_EQ(failed.load(), 0);
     EXPECT_EQ(env->wait_for_requests("tag=mt", total), std::size_t(total));
     EXPECT_LE(env->connections_for("tag=mt"), 4u);
+}
+
+// The transport's parser fed as its reading loop feeds it (put what is
+// buffered, read more after need_more), one read per piece. Beast 1.81
+// asserts (BOOST_ASSERT, builds without NDEBUG) when a chunked body's last
+// chunk "0\r\n" is resumed with fewer than 5 bytes (boostorg/beast#2861):
+// found by tests/fuzz/fuzz_http_response (corpus: last_chunk_split).
+TEST(beast_transport_parser, last_chunk_split_across_reads)
+{
+    struct split
+    {
+        std::vector<std::string> pieces;
+        std::string body;
+    };
+    const std::string head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const std::vector<split> cases{
+        {{head, "0\r\n", "\r", "\n"}, ""},
+        {{head + "0", "\r", "\n", "\r", "\n"}, ""},
+        {{head + "2\r\nok\r\n0\r\n", "X-T: 1\r", "\n\r", "\n"}, "ok"},
+    };
+    for (const auto& [pieces, body] : cases)
+    {
+        dd::detail::bt::direct_parser p;
+        boost::beast::flat_buffer buf;
+        error_code ec;
+        for (const auto& piece : pieces)
+        {
+            const auto mb = buf.prepare(piece.size());
+            std::memcpy(mb.data(), piece.data(), piece.size());
+            buf.commit(piece.size());
+            while (buf.size() != 0 && !p.is_done())
+            {
+                const std::size_t used = p.put_buffered(buf.data(), ec);
+                buf.consume(used);
+                if (ec)
+                    break;
+            }
+            if (ec && ec != boost::beast::http::error::need_more)
+                break;
+        }
+        EXPECT_FALSE(ec && ec != boost::beast::http::error::need_more) << ec.message();
+        EXPECT_TRUE(p.is_done()) << pieces[1];
+        EXPECT_EQ(p.resp.status, 200u);
+        EXPECT_EQ(p.resp.body, body);
+    }
 }

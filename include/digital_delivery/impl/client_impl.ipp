@@ -10,6 +10,7 @@
 #include <digital_delivery/error_with_diagnostics.hpp>
 #include <digital_delivery/impl/http_message.ipp>
 #include <digital_delivery/impl/internal/observe.hpp>
+#include <digital_delivery/impl/internal/beast_url.hpp>
 #include <digital_delivery/impl/internal/rate_limiter.hpp>
 #include <digital_delivery/impl/internal/server_messages.hpp>
 #include <digital_delivery/impl/internal/retry_state.hpp>
@@ -75,6 +76,16 @@ inline bool is_valid_base_url(std::string_view s, std::string& base, std::string
     if (u->has_query() || u->has_fragment() || u->has_userinfo())
     {
         why = "base_url must not have a query, fragment or user info";
+        return false;
+    }
+    // Boost.URL 1.81 also accepts what no request can be sent to, e.g.
+    // "https://h:x/api" (an empty port, then the path "x/api"): the request
+    // URLs must pass the transport's own check (beast_url.hpp: a host, a port
+    // of 1-65535, a path starting with '/').
+    beast_target target;
+    if (!parse_beast_target(s, target))
+    {
+        why = "base_url is not a well-formed absolute http(s) URL (host, port 1-65535, path)";
         return false;
     }
     base.assign(s.data(), s.size());

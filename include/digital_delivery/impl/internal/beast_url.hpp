@@ -5,7 +5,7 @@
 #ifndef DIGITAL_DELIVERY_DETAIL_BEAST_URL_HPP
 #define DIGITAL_DELIVERY_DETAIL_BEAST_URL_HPP
 
-// Only included from impl/beast_transport.ipp.
+// Included from impl/beast_transport.ipp and impl/client_impl.ipp (base_url).
 //
 // Request URLs may come from a server (upload URLs), so they are validated
 // character by character BEFORE Boost.URL sees them: Boost.URL 1.81 hits a

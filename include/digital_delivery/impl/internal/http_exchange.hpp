@@ -11,17 +11,18 @@
 // timers; everything about the bytes is here, once:
 //  - serialize_request_head(): the one request serializer (request line,
 //    the caller's fields, Host, User-Agent, Content-Length);
-//  - response_reader: the one response parser. Bytes in, as they arrive and
+//  - response_reader: the one response parser (bt::direct_parser, in
+//    response_parser.hpp, writing straight into an http_response). Bytes in, as they arrive and
 //    in any split; out: "need more", "100 Continue seen", "final response
 //    complete" (with the keep-alive decision) or a typed failure. Interim
 //    1xx responses are skipped; a status outside 100-599 is a protocol error.
 // Tested byte by byte in tests/transport (http_exchange_test.cpp).
 
 #include <digital_delivery/http_message.hpp>
+#include <digital_delivery/impl/internal/response_parser.hpp>
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/core/string.hpp>
-#include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/error.hpp>
 
 #include <cstdint>
@@ -129,50 +130,6 @@ inline bool expects_continue(const http_headers& headers) noexcept
     return e && http_iequals(*e, "100-continue");
 }
 
-/// A response parser writing straight into an http_response: no Beast fields
-/// container, no copy of the header fields or of the body afterwards.
-class response_parser_impl : public boost::beast::http::basic_parser<false>
-{
-    using sv = boost::beast::string_view;
-    using ec_t = boost::beast::error_code;
-
-public:
-    response_parser_impl() { resp.headers.reserve(12, 384); }
-    http_response resp;
-
-private:
-    void on_request_impl(boost::beast::http::verb, sv, sv, int, ec_t&) override {}
-    void on_response_impl(int code, sv, int, ec_t& ec) override
-    {
-        // Beast takes any three digits; an HTTP status is 100-599 (RFC 9110).
-        if (code < 100 || code > 599)
-            ec = boost::beast::http::error::bad_status;
-        resp.status = static_cast<unsigned>(code);
-    }
-    void on_field_impl(boost::beast::http::field, sv name, sv value, ec_t&) override
-    {
-        resp.headers.add(std::string_view(name.data(), name.size()), std::string_view(value.data(), value.size()));
-    }
-    void on_header_impl(ec_t&) override {}
-    void on_body_init_impl(const boost::optional<std::uint64_t>& len, ec_t&) override
-    {
-        if (len && *len <= (std::uint64_t{1} << 30))
-            resp.body.reserve(static_cast<std::size_t>(*len));
-    }
-    std::size_t on_body_impl(sv b, ec_t&) override
-    {
-        resp.body.append(b.data(), b.size());
-        return b.size();
-    }
-    void on_chunk_header_impl(std::uint64_t, sv, ec_t&) override {}
-    std::size_t on_chunk_body_impl(std::uint64_t, sv b, ec_t&) override
-    {
-        resp.body.append(b.data(), b.size());
-        return b.size();
-    }
-    void on_finish_impl(ec_t&) override {}
-};
-
 /// The response side of one exchange, without I/O.
 class response_reader
 {
@@ -208,7 +165,7 @@ public:
             std::size_t n = 0;
             try
             {
-                n = p_->put(in, ec);
+                n = p_->put_buffered(in, ec);  // not put(): Beast 1.81 asserts on some splits
             }
             catch (const std::bad_alloc&)
             {
@@ -277,7 +234,7 @@ private:
         return state::failed;
     }
 
-    std::optional<response_parser_impl> p_;
+    std::optional<bt::direct_parser> p_;
     std::uint64_t limit_ = 0;
     bool got_any_ = false;
     boost::beast::error_code ec_;
