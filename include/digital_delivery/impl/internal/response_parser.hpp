@@ -39,16 +39,19 @@ public:
     }
     http_response resp;
 
-    /// put(), except after need_more with fewer than 5 bytes: then need_more
-    /// again without calling Beast. Beast 1.81 resumes a chunked body's last
-    /// chunk with BOOST_ASSERT(n >= 5) (boostorg/beast#2861, fixed in 1.86), so a
-    /// peer sending "0\r\n" then "\r" in two reads aborted a program built
-    /// without NDEBUG (found by tests/fuzz/fuzz_http_response). After
-    /// need_more no message completes with fewer than 5 buffered bytes (the
-    /// shortest end is "0\r\n\r\n"), so waiting for them changes nothing else.
+    /// put(), except in a chunked body after need_more with fewer than 5
+    /// bytes buffered: then need_more again without calling Beast. Beast 1.81
+    /// resumes a chunked body's last chunk with BOOST_ASSERT(n >= 5)
+    /// (boostorg/beast#2861, fixed in 1.86), so a peer sending "0\r\n" then
+    /// "\r" in two reads aborted a program built without NDEBUG (found by
+    /// tests/fuzz/fuzz_http_response). In a chunked body Beast leaves an
+    /// incomplete chunk header unconsumed, and what follows it always ends
+    /// with the last chunk ("0\r\n\r\n" at least), so waiting for 5 bytes
+    /// changes nothing else. Only there: a Content-Length body may end with
+    /// fewer bytes (a 2-byte body arriving in a read of its own).
     std::size_t put_buffered(boost::asio::const_buffer b, error_code& ec)
     {
-        if (need_more_ && b.size() < 5)
+        if (need_more_ && b.size() < 5 && is_header_done() && chunked())
         {
             ec = http::error::need_more;
             return 0;
