@@ -124,6 +124,7 @@ DIGITAL_DELIVERY_DECL void detail::prepare_raw_request(
         vec ? std::string_view("/") : path,  // never hand an invalid path to the URL builder
         get ? 1 : 2,
         get || method == http_method::put || method == http_method::delete_,
+        std::string_view(),  // no name: a raw request (observers see "raw")
     };
     query_params qp;
     qp.reserve(r.query.size());
