@@ -74,6 +74,8 @@ inline scheduler_config to_config(const rate_limit_params& p)
     return c;
 }
 
+inline void unregister_limiter(const std::string& key) noexcept;
+
 struct limiter_state : std::enable_shared_from_this<limiter_state>
 {
     using clock = detail::clock;
@@ -82,6 +84,15 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
         : params(p), now_fn(std::move(c)), core(to_config(p), now())
     {
     }
+    ~limiter_state()
+    {
+        if (!registry_key.empty())
+            unregister_limiter(registry_key);
+    }
+    limiter_state(const limiter_state&) = delete;
+    limiter_state& operator=(const limiter_state&) = delete;
+
+    std::string registry_key;  // empty: a private bucket, not in the registry
 
     clock::time_point now() const { return now_fn ? now_fn() : clock::now(); }
 
@@ -206,10 +217,24 @@ struct limiter_registry
     std::unordered_map<std::string, std::weak_ptr<limiter_state>> map;
 };
 
+// Never destroyed: a bucket owned by a static client may die after main().
 inline limiter_registry& get_limiter_registry()
 {
-    static limiter_registry r;
-    return r;
+    static limiter_registry* r = new limiter_registry;
+    return *r;
+}
+
+// A registered bucket removes its own entry when it dies, so constructing a
+// client costs O(1) (the registry never holds dead entries to sweep). The
+// entry may already name a newer bucket of the same key, created between our
+// last handle going away and this destructor: then it stays.
+inline void unregister_limiter(const std::string& key) noexcept
+{
+    auto& reg = get_limiter_registry();
+    std::lock_guard<std::mutex> lk(reg.mtx);
+    auto it = reg.map.find(key);
+    if (it != reg.map.end() && it->second.expired())
+        reg.map.erase(it);
 }
 
 inline std::uint64_t fnv1a(std::string_view s, std::uint64_t seed) noexcept
@@ -421,6 +446,13 @@ DIGITAL_DELIVERY_DECL std::string rate_limiter_registry_key(std::string_view bas
     return out;
 }
 
+DIGITAL_DELIVERY_DECL std::size_t limiter_registry_size()
+{
+    auto& reg = detail::get_limiter_registry();
+    std::lock_guard<std::mutex> lk(reg.mtx);
+    return reg.map.size();
+}
+
 DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
     rate_limiter::executor_type ex,
     std::string_view base_url,
@@ -433,13 +465,12 @@ DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
     std::shared_ptr<detail::limiter_state> st;
     {
         std::lock_guard<std::mutex> lk(reg.mtx);
-        for (auto it = reg.map.begin(); it != reg.map.end();)
-            it = it->second.expired() ? reg.map.erase(it) : std::next(it);
         auto& slot = reg.map[key];
         st = slot.lock();
         if (!st)
         {
             st = std::make_shared<detail::limiter_state>(params, rate_limiter::clock_fn{});
+            st->registry_key = key;
             slot = st;
         }
     }

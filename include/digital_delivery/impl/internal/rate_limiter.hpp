@@ -205,6 +205,10 @@ DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
     const rate_limit_params& params = {}
 );
 
+/// Entries in the process-wide registry (one per live shared bucket: a
+/// bucket removes its entry when its last handle goes away). Tests.
+DIGITAL_DELIVERY_DECL std::size_t limiter_registry_size();
+
 /// The registry key for (base_url, api_key): the base URL (scheme and host
 /// lower-cased, trailing '/' removed) + '#' + 32 hex digits of a salted hash of
 /// the key. Safe to log.
