@@ -6,6 +6,7 @@
 #define DIGITAL_DELIVERY_IMPL_RATE_LIMITER_IPP
 
 #include <digital_delivery/impl/internal/rate_limiter.hpp>
+#include <digital_delivery/impl/internal/shm_store.hpp>
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -81,7 +82,7 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     using clock = detail::clock;
 
     limiter_state(const rate_limit_params& p, rate_limiter::clock_fn c)
-        : params(p), now_fn(std::move(c)), core(to_config(p), now())
+        : params(p), now_fn(std::move(c)), core(to_config(p), now()), hook(p.on_throttle)
     {
     }
     ~limiter_state()
@@ -93,6 +94,9 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     limiter_state& operator=(const limiter_state&) = delete;
 
     std::string registry_key;  // empty: a private bucket, not in the registry
+    std::string store_name;    // the shared store's name (a hash); empty: in-process
+    clock::time_point store_retry_at{};
+    bool store_reported_down = false;
 
     clock::time_point now() const { return now_fn ? now_fn() : clock::now(); }
 
@@ -108,6 +112,43 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     std::vector<scheduler_core::outcome> scratch;
 
     // --- everything below runs with mtx held ---
+
+    // Connects to the shared store (or retries, on the fallback bucket).
+    void connect_store(clock::time_point now, limiter_batch& b)
+    {
+        if (store_name.empty() || core.uses_shared_source() || now < store_retry_at)
+            return;
+        std::string why;
+        std::shared_ptr<points_source> src;
+        if (params.store == rate_limit_store::shared_memory)
+            if (auto seg = shm_segment::open(store_name, why))
+                src = std::make_shared<shm_points>(std::move(seg), params.capacity, params.window,
+                                                   params.hold_refill_until_response);
+        throttle_event e;
+        e.until = now;
+        e.waiting = core.queued();
+        if (src)
+        {
+            core.use_source(std::move(src));
+            if (!store_reported_down)
+                return;
+            store_reported_down = false;
+            e.what = throttle_event::kind::store_restored;
+        }
+        else
+        {
+            store_retry_at = now + std::chrono::duration_cast<clock::duration>(params.store_retry_interval);
+            if (store_reported_down)
+                return;
+            store_reported_down = true;
+            const double share = std::clamp(params.fallback_share, 0.0, 1.0);
+            core.local_bucket().set_capacity(std::max(params.capacity * share, 1.0), now);
+            e.what = throttle_event::kind::store_unavailable;
+            e.message = std::move(why);
+        }
+        b.events.push_back(std::move(e));
+        b.hook = hook;
+    }
 
     void finish(std::uint64_t id, error_code ec, limiter_batch& b)
     {
@@ -135,6 +176,7 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     // Grants/fails what the core says, then re-arms one timer for the head.
     void process(clock::time_point now, limiter_batch& b)
     {
+        connect_store(now, b);
         scratch.clear();
         core.poll(now, scratch);
         for (const auto& o : scratch)
@@ -146,6 +188,8 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     void rearm(clock::time_point now)
     {
         auto wake = core.next_wake(now);
+        if (wake && !store_name.empty() && !core.uses_shared_source())
+            wake = std::min(*wake, std::max(store_retry_at, now));  // waiters retry the store too
         auto current = armed.lock();
         if (!wake)
         {
@@ -292,6 +336,7 @@ DIGITAL_DELIVERY_DECL void rate_limiter::acquire_impl(
     {
         std::lock_guard<std::mutex> lk(st.mtx);
         const auto now = st.now();
+        st.connect_store(now, b);
         const std::uint64_t id = st.next_id++;
         switch (st.core.acquire(id, cost, prio, deadline, now))
         {
@@ -422,9 +467,9 @@ DIGITAL_DELIVERY_DECL double rate_limiter::reserved() const
 
 DIGITAL_DELIVERY_DECL const rate_limit_params& rate_limiter::params() const noexcept { return state_->params; }
 
-DIGITAL_DELIVERY_DECL std::string rate_limiter_registry_key(std::string_view base_url, std::string_view api_key)
+DIGITAL_DELIVERY_DECL std::string normalise_base_url(std::string_view base_url)
 {
-    // Normalise: lower-case scheme and authority, drop trailing slashes.
+    // Lower-case scheme and authority, drop trailing slashes.
     std::string url(base_url);
     while (!url.empty() && url.back() == '/')
         url.pop_back();
@@ -432,6 +477,12 @@ DIGITAL_DELIVERY_DECL std::string rate_limiter_registry_key(std::string_view bas
     const auto host_end = scheme_end == std::string::npos ? std::string::npos : url.find('/', scheme_end + 3);
     for (std::size_t i = 0; i < url.size() && i < host_end; ++i)
         url[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(url[i])));
+    return url;
+}
+
+DIGITAL_DELIVERY_DECL std::string rate_limiter_registry_key(std::string_view base_url, std::string_view api_key)
+{
+    std::string url = normalise_base_url(base_url);
 
     static const std::pair<std::uint64_t, std::uint64_t> salt = [] {
         std::random_device rd;
@@ -463,6 +514,7 @@ DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
     const std::string key = rate_limiter_registry_key(base_url, api_key);
     auto& reg = detail::get_limiter_registry();
     std::shared_ptr<detail::limiter_state> st;
+    detail::limiter_batch b;
     {
         std::lock_guard<std::mutex> lk(reg.mtx);
         auto& slot = reg.map[key];
@@ -471,9 +523,16 @@ DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
         {
             st = std::make_shared<detail::limiter_state>(params, rate_limiter::clock_fn{});
             st->registry_key = key;
+            if (params.enabled && params.store != rate_limit_store::in_process)
+            {
+                st->store_name = detail::shm_store_name(normalise_base_url(base_url), api_key);
+                std::lock_guard<std::mutex> lk2(st->mtx);
+                st->connect_store(st->now(), b);
+            }
             slot = st;
         }
     }
+    b.deliver();
     return std::make_shared<rate_limiter>(std::move(ex), std::move(st));
 }
 

@@ -209,6 +209,9 @@ DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
 /// bucket removes its entry when its last handle goes away). Tests.
 DIGITAL_DELIVERY_DECL std::size_t limiter_registry_size();
 
+/// The base URL with scheme and host lower-cased and trailing '/' removed.
+DIGITAL_DELIVERY_DECL std::string normalise_base_url(std::string_view base_url);
+
 /// The registry key for (base_url, api_key): the base URL (scheme and host
 /// lower-cased, trailing '/' removed) + '#' + 32 hex digits of a salted hash of
 /// the key. Safe to log.
