@@ -72,9 +72,12 @@ struct counting_transport
 /// load starts: both refill on the wall clock (the sandbox's rate limiter does
 /// not follow its store's clock), so the wait is certain to be long enough,
 /// whatever the machine's load.
+/// `store`: where the client's points are kept (shared_memory: the same
+/// load in several processes shares one budget).
 template <class Runner>
 scheduler_load_result run_scheduler_load(const std::string& base_url, const std::string& api_key, double capacity,
-                                         double window_seconds, int n, bool limiter, Runner run)
+                                         double window_seconds, int n, bool limiter, Runner run,
+                                         digital_delivery::rate_limit_store store = digital_delivery::rate_limit_store::in_process)
 {
     namespace dd = digital_delivery;
     namespace asio = boost::asio;
@@ -86,6 +89,7 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
     params.rate_limit.enabled = limiter;
     params.rate_limit.capacity = capacity;
     params.rate_limit.window = std::chrono::duration<double>(window_seconds);
+    params.rate_limit.store = store;
     params.retry.enabled = false;  // a 429 must not hide behind a successful retry
     dd::client client(transport, std::move(params));
 
