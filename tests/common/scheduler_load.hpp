@@ -34,6 +34,7 @@ struct scheduler_load_result
     long points = 0;        // points the measured requests cost
     long points_served = 0; // points of the requests that succeeded
     double seconds = 0;     // first request to last completion (wall time: reported, never asserted)
+    std::chrono::steady_clock::time_point first{}, last{};  // the same two instants (benchmarks across processes)
     bool setup_ok = false;  // the asset and the order to work on were there
 };
 
@@ -160,6 +161,8 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
     out.refused_429 = refused->load() - refused_before;
     out.responses = responses->load() - before;
     out.seconds = std::chrono::duration<double>(t_last - t0).count();
+    out.first = t0;
+    out.last = t_last;
     return out;
 }
 
