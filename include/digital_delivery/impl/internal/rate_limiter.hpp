@@ -81,8 +81,9 @@ public:
     using clock_fn = std::function<clock::time_point()>;
     using completion_signature = void(error_code);
 
-    /// A private bucket (not in the process-wide registry). The executor runs
-    /// this handle's timer and completes waiters without an associated executor.
+    /// A private bucket (not in the process-wide registry; always in-process,
+    /// whatever params.store says). The executor runs this handle's timer and
+    /// completes waiters without an associated executor.
     DIGITAL_DELIVERY_DECL explicit rate_limiter(executor_type ex, const rate_limit_params& params = {}, clock_fn now = {});
     DIGITAL_DELIVERY_DECL ~rate_limiter();
     rate_limiter(const rate_limiter&) = delete;
@@ -197,7 +198,10 @@ private:
 /// its 40 points. The registry is keyed by the base URL and a salted hash of
 /// the key (the key itself is never stored). The first call's params are
 /// used; later calls' params are ignored. The bucket lives as long as a handle
-/// does. Each handle's timer runs on `ex`.
+/// does, and removes its registry entry when it dies (construction is O(1)).
+/// With params.store == shared_memory the bucket takes its points from the
+/// host-wide shared-memory store of the pair (shm_store.hpp), or from a
+/// fallback bucket while that store cannot be used. Each handle's timer runs on `ex`.
 DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
     rate_limiter::executor_type ex,
     std::string_view base_url,
