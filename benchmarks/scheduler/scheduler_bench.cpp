@@ -10,6 +10,7 @@
 #include <digital_delivery/impl/internal/scheduler_core.hpp>
 #include <digital_delivery/impl/internal/rate_limiter.hpp>
 #include <digital_delivery/impl/internal/retry_state.hpp>
+#include <digital_delivery/impl/internal/shm_store.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -17,7 +18,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include <string>
 #include <vector>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 using namespace digital_delivery;
 using namespace digital_delivery::detail;  // the machinery under test is internal
@@ -51,6 +56,67 @@ static void core_acquire_uncontended(benchmark::State& state)
     state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(core_acquire_uncontended);
+
+// Core over a shared GCRA cell (heap memory): one acquire of the
+// shared-memory store's algorithm, without the mapping.
+static void core_acquire_uncontended_gcra(benchmark::State& state)
+{
+    auto now = clk::time_point{} + 1000h;
+    detail::scheduler_core core(big(), now);
+    detail::gcra_cell cell;
+    core.use_source(std::make_shared<detail::gcra_points>(cell, 1e15, std::chrono::seconds(60), false));
+    std::uint64_t id = 0;
+    for (auto _ : state)
+    {
+        now += 1us;
+        auto r = core.acquire(++id, 1, priority::normal, std::nullopt, now);
+        benchmark::DoNotOptimize(r);
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(core_acquire_uncontended_gcra);
+
+// The same on a POSIX shared-memory segment (rate_limit_store::shared_memory).
+static void core_acquire_uncontended_shm(benchmark::State& state)
+{
+    const std::string name = "/digital_delivery.bench." + std::to_string(::getpid());
+    std::string why;
+    auto seg = detail::shm_segment::open(name, why);
+    if (!seg)
+    {
+        state.SkipWithError(why.c_str());
+        return;
+    }
+    auto now = clk::time_point{} + 1000h;
+    detail::scheduler_core core(big(), now);
+    core.use_source(std::make_shared<detail::shm_points>(seg, 1e15, std::chrono::seconds(60), false));
+    std::uint64_t id = 0;
+    for (auto _ : state)
+    {
+        now += 1us;
+        auto r = core.acquire(++id, 1, priority::normal, std::nullopt, now);
+        benchmark::DoNotOptimize(r);
+    }
+    ::shm_unlink(name.c_str());
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(core_acquire_uncontended_shm);
+
+// Two threads hammering one shared cell (two processes on one key, at most
+// contention): the compare-and-swap retries under contention.
+static void gcra_acquire_contended(benchmark::State& state)
+{
+    static detail::gcra_cell cell;
+    detail::gcra_points g(cell, 1e15, std::chrono::seconds(60), false);
+    auto now = clk::time_point{} + 1000h;
+    for (auto _ : state)
+    {
+        now += 1us;
+        benchmark::DoNotOptimize(g.try_take(1, now));
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(gcra_acquire_contended)->Threads(1)->Threads(2);
 
 // Core, 1000 waiters queued behind an empty bucket (mixed priorities, every
 // tenth with a deadline), then served one refill at a time.

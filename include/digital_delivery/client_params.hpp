@@ -56,7 +56,8 @@ struct client_params
 
     /// The client-side token bucket (default: the API's 40 points per 60 s).
     /// Every client of the same (base_url, api_key) in the process shares one
-    /// bucket; the first client's settings create it. See docs/rate-limiting.md.
+    /// bucket (with rate_limit.store = shared_memory: every process of the
+    /// host); the first client's settings create it. See docs/rate-limiting.md.
     rate_limit_params rate_limit{};
 
     /// Retries of transient failures (429, 5xx, timeouts, connection errors):

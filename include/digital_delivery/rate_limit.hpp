@@ -14,7 +14,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstddef>
+#include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace digital_delivery {
@@ -69,6 +71,19 @@ enum class priority : std::uint8_t
     background = 2,   ///< Bulk work (synchronisation, exports).
 };
 
+/// Where the rate-limit points of one (base URL, API key) are kept.
+/// See docs/rate-limiting.md ("One key, many processes").
+enum class rate_limit_store : std::uint8_t
+{
+    /// One bucket per process, shared by its clients of the key (default).
+    in_process,
+    /// One bucket per host, shared by every process of the key that uses this
+    /// store: POSIX shared memory, lock-free, owner-only (0600).
+    shared_memory,
+};
+
+struct throttle_event;
+
 /// Rate-limit configuration (part of client_params). Every default matches
 /// the API's documented limit (40 points per 60 s per store).
 struct rate_limit_params
@@ -104,6 +119,27 @@ struct rate_limit_params
     /// never had, and a 429 costs a whole Retry-After pause. Costs at most one
     /// round trip of refill after an idle period. Default: true.
     bool hold_refill_until_response = true;
+
+    /// Where the points are kept: this process only, or shared with the
+    /// host's other processes of the same key (which should all use the same
+    /// capacity and window). A 429 seen by any of them pauses all of them.
+    /// Default: in_process.
+    rate_limit_store store = rate_limit_store::in_process;
+
+    /// While the shared store cannot be used (e.g. shared memory refused),
+    /// the process falls back to a bucket of its own holding this share of
+    /// `capacity` (a throttle_event store_unavailable reports it), and tries
+    /// the store again every `store_retry_interval` (store_restored).
+    /// Default: 0.25.
+    double fallback_share = 0.25;
+
+    /// Default: 5 s.
+    std::chrono::milliseconds store_retry_interval{5000};
+
+    /// Called with each throttle_event of the bucket (a 429 pause and its
+    /// end, the shared store lost and restored), outside any lock, on the
+    /// thread that noticed it. The first client of a key sets it. Default: none.
+    std::function<void(const throttle_event&)> on_throttle;
 };
 
 /// Reported to the throttle hook.
@@ -113,11 +149,14 @@ struct throttle_event
     {
         paused,   ///< A 429 paused the whole scheduler until `until`.
         resumed,  ///< A pause ended (reported when the scheduler next runs after it).
+        store_unavailable,  ///< The shared store cannot be used: the fallback bucket serves (`message` says why).
+        store_restored,     ///< The shared store serves again.
     };
     kind what = kind::paused;
     std::chrono::steady_clock::time_point until{};  ///< paused: end of the pause; resumed: the time it was noticed.
     std::chrono::milliseconds retry_after{0};       ///< paused: the Retry-After honoured (after the cap).
     std::size_t waiting = 0;                        ///< Requests queued at that moment.
+    std::string message;                            ///< store_unavailable: why (never the API key).
 };
 
 }  // namespace digital_delivery

@@ -34,6 +34,7 @@ struct scheduler_load_result
     long points = 0;        // points the measured requests cost
     long points_served = 0; // points of the requests that succeeded
     double seconds = 0;     // first request to last completion (wall time: reported, never asserted)
+    std::chrono::steady_clock::time_point first{}, last{};  // the same two instants (benchmarks across processes)
     bool setup_ok = false;  // the asset and the order to work on were there
 };
 
@@ -72,9 +73,12 @@ struct counting_transport
 /// load starts: both refill on the wall clock (the sandbox's rate limiter does
 /// not follow its store's clock), so the wait is certain to be long enough,
 /// whatever the machine's load.
+/// `store`: where the client's points are kept (shared_memory: the same
+/// load in several processes shares one budget).
 template <class Runner>
 scheduler_load_result run_scheduler_load(const std::string& base_url, const std::string& api_key, double capacity,
-                                         double window_seconds, int n, bool limiter, Runner run)
+                                         double window_seconds, int n, bool limiter, Runner run,
+                                         digital_delivery::rate_limit_store store = digital_delivery::rate_limit_store::in_process)
 {
     namespace dd = digital_delivery;
     namespace asio = boost::asio;
@@ -86,6 +90,7 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
     params.rate_limit.enabled = limiter;
     params.rate_limit.capacity = capacity;
     params.rate_limit.window = std::chrono::duration<double>(window_seconds);
+    params.rate_limit.store = store;
     params.retry.enabled = false;  // a 429 must not hide behind a successful retry
     dd::client client(transport, std::move(params));
 
@@ -156,6 +161,8 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
     out.refused_429 = refused->load() - refused_before;
     out.responses = responses->load() - before;
     out.seconds = std::chrono::duration<double>(t_last - t0).count();
+    out.first = t0;
+    out.last = t_last;
     return out;
 }
 

@@ -365,6 +365,38 @@ TEST(shared_rate_limiter, one_bucket_per_base_url_and_key)
     EXPECT_NE(key, rate_limiter_registry_key("https://api.example.com", "secret-key-2"));
 }
 
+TEST(shared_rate_limiter, the_registry_holds_no_dead_entries)
+{
+    // Issue 16: constructing a client must not sweep the whole registry (that
+    // was quadratic in the number of clients). A bucket removes its own entry
+    // when its last handle goes away. Counts only: no timing is asserted.
+    asio::io_context ioc;
+    const std::size_t before = limiter_registry_size();
+    std::vector<std::shared_ptr<rate_limiter>> handles;
+    for (int i = 0; i < 1000; ++i)
+        handles.push_back(shared_rate_limiter(ioc.get_executor(), "https://many.example.com", "key-" + std::to_string(i)));
+    handles.push_back(shared_rate_limiter(ioc.get_executor(), "https://many.example.com", "key-0"));  // shares key-0's bucket
+    EXPECT_EQ(limiter_registry_size(), before + 1000);
+    handles.erase(handles.begin());  // key-0 is still held by the last handle
+    EXPECT_EQ(limiter_registry_size(), before + 1000);
+    handles.resize(500);
+    EXPECT_EQ(limiter_registry_size(), before + 500);
+    handles.clear();
+    EXPECT_EQ(limiter_registry_size(), before);
+
+    // Every handle of a key gone: its entry goes too.
+    {
+        auto h1 = shared_rate_limiter(ioc.get_executor(), "https://many.example.com", "k");
+        auto h2 = shared_rate_limiter(ioc.get_executor(), "https://many.example.com", "k");
+        EXPECT_EQ(limiter_registry_size(), before + 1);
+    }
+    EXPECT_EQ(limiter_registry_size(), before);
+
+    // A new bucket of a key whose old bucket died is registered afresh.
+    auto again = shared_rate_limiter(ioc.get_executor(), "https://many.example.com", "k");
+    EXPECT_EQ(limiter_registry_size(), before + 1);
+}
+
 TEST(shared_rate_limiter, waiters_of_several_handles_are_served_in_order)
 {
     asio::io_context ioc;

@@ -6,6 +6,7 @@
 #define DIGITAL_DELIVERY_IMPL_RATE_LIMITER_IPP
 
 #include <digital_delivery/impl/internal/rate_limiter.hpp>
+#include <digital_delivery/impl/internal/shm_store.hpp>
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -79,14 +80,28 @@ inline scheduler_config to_config(const rate_limit_params& p)
     return c;
 }
 
+inline void unregister_limiter(const std::string& key) noexcept;
+
 struct limiter_state : std::enable_shared_from_this<limiter_state>
 {
     using clock = detail::clock;
 
     limiter_state(const rate_limit_params& p, rate_limiter::clock_fn c)
-        : params(p), now_fn(std::move(c)), core(to_config(p), now())
+        : params(p), now_fn(std::move(c)), core(to_config(p), now()), hook(p.on_throttle)
     {
     }
+    ~limiter_state()
+    {
+        if (!registry_key.empty())
+            unregister_limiter(registry_key);
+    }
+    limiter_state(const limiter_state&) = delete;
+    limiter_state& operator=(const limiter_state&) = delete;
+
+    std::string registry_key;  // empty: a private bucket, not in the registry
+    std::string store_name;    // the shared store's name (a hash); empty: in-process
+    clock::time_point store_retry_at{};
+    bool store_reported_down = false;
 
     clock::time_point now() const { return now_fn ? now_fn() : clock::now(); }
 
@@ -103,6 +118,43 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     std::vector<scheduler_core::outcome> scratch;
 
     // --- everything below runs with mtx held ---
+
+    // Connects to the shared store (or retries, on the fallback bucket).
+    void connect_store(clock::time_point now, limiter_batch& b)
+    {
+        if (store_name.empty() || core.uses_shared_source() || now < store_retry_at)
+            return;
+        std::string why;
+        std::shared_ptr<points_source> src;
+        if (params.store == rate_limit_store::shared_memory)
+            if (auto seg = shm_segment::open(store_name, why))
+                src = std::make_shared<shm_points>(std::move(seg), params.capacity, params.window,
+                                                   params.hold_refill_until_response);
+        throttle_event e;
+        e.until = now;
+        e.waiting = core.queued();
+        if (src)
+        {
+            core.use_source(std::move(src));
+            if (!store_reported_down)
+                return;
+            store_reported_down = false;
+            e.what = throttle_event::kind::store_restored;
+        }
+        else
+        {
+            store_retry_at = now + std::chrono::duration_cast<clock::duration>(params.store_retry_interval);
+            if (store_reported_down)
+                return;
+            store_reported_down = true;
+            const double share = std::clamp(params.fallback_share, 0.0, 1.0);
+            core.local_bucket().set_capacity(std::max(params.capacity * share, 1.0), now);
+            e.what = throttle_event::kind::store_unavailable;
+            e.message = std::move(why);
+        }
+        b.events.push_back(std::move(e));
+        b.hook = hook;
+    }
 
     void finish(std::uint64_t id, error_code ec, limiter_batch& b)
     {
@@ -131,6 +183,7 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     // Grants/fails what the core says, then re-arms one timer for the head.
     void process(clock::time_point now, limiter_batch& b)
     {
+        connect_store(now, b);
         scratch.clear();
         core.poll(now, scratch);
         for (const auto& o : scratch)
@@ -142,6 +195,8 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     void rearm(clock::time_point now)
     {
         auto wake = core.next_wake(now);
+        if (wake && !store_name.empty() && !core.uses_shared_source())
+            wake = std::min(*wake, std::max(store_retry_at, now));  // waiters retry the store too
         auto current = armed.lock();
         if (!wake)
         {
@@ -213,10 +268,24 @@ struct limiter_registry
     std::unordered_map<std::string, std::weak_ptr<limiter_state>> map;
 };
 
+// Never destroyed: a bucket owned by a static client may die after main().
 inline limiter_registry& get_limiter_registry()
 {
-    static limiter_registry r;
-    return r;
+    static limiter_registry* r = new limiter_registry;
+    return *r;
+}
+
+// A registered bucket removes its own entry when it dies, so constructing a
+// client costs O(1) (the registry never holds dead entries to sweep). The
+// entry may already name a newer bucket of the same key, created between our
+// last handle going away and this destructor: then it stays.
+inline void unregister_limiter(const std::string& key) noexcept
+{
+    auto& reg = get_limiter_registry();
+    std::lock_guard<std::mutex> lk(reg.mtx);
+    auto it = reg.map.find(key);
+    if (it != reg.map.end() && it->second.expired())
+        reg.map.erase(it);
 }
 
 inline std::uint64_t fnv1a(std::string_view s, std::uint64_t seed) noexcept
@@ -274,6 +343,7 @@ DIGITAL_DELIVERY_DECL void rate_limiter::acquire_impl(
     {
         std::lock_guard<std::mutex> lk(st.mtx);
         const auto now = st.now();
+        st.connect_store(now, b);
         const std::uint64_t id = st.next_id++;
         switch (st.core.acquire(id, cost, prio, deadline, now))
         {
@@ -413,9 +483,9 @@ DIGITAL_DELIVERY_DECL double rate_limiter::reserved() const
 
 DIGITAL_DELIVERY_DECL const rate_limit_params& rate_limiter::params() const noexcept { return state_->params; }
 
-DIGITAL_DELIVERY_DECL std::string rate_limiter_registry_key(std::string_view base_url, std::string_view api_key)
+DIGITAL_DELIVERY_DECL std::string normalise_base_url(std::string_view base_url)
 {
-    // Normalise: lower-case scheme and authority, drop trailing slashes.
+    // Lower-case scheme and authority, drop trailing slashes.
     std::string url(base_url);
     while (!url.empty() && url.back() == '/')
         url.pop_back();
@@ -423,6 +493,12 @@ DIGITAL_DELIVERY_DECL std::string rate_limiter_registry_key(std::string_view bas
     const auto host_end = scheme_end == std::string::npos ? std::string::npos : url.find('/', scheme_end + 3);
     for (std::size_t i = 0; i < url.size() && i < host_end; ++i)
         url[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(url[i])));
+    return url;
+}
+
+DIGITAL_DELIVERY_DECL std::string rate_limiter_registry_key(std::string_view base_url, std::string_view api_key)
+{
+    std::string url = normalise_base_url(base_url);
 
     static const std::pair<std::uint64_t, std::uint64_t> salt = [] {
         std::random_device rd;
@@ -437,6 +513,13 @@ DIGITAL_DELIVERY_DECL std::string rate_limiter_registry_key(std::string_view bas
     return out;
 }
 
+DIGITAL_DELIVERY_DECL std::size_t limiter_registry_size()
+{
+    auto& reg = detail::get_limiter_registry();
+    std::lock_guard<std::mutex> lk(reg.mtx);
+    return reg.map.size();
+}
+
 DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
     rate_limiter::executor_type ex,
     std::string_view base_url,
@@ -447,18 +530,25 @@ DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
     const std::string key = rate_limiter_registry_key(base_url, api_key);
     auto& reg = detail::get_limiter_registry();
     std::shared_ptr<detail::limiter_state> st;
+    detail::limiter_batch b;
     {
         std::lock_guard<std::mutex> lk(reg.mtx);
-        for (auto it = reg.map.begin(); it != reg.map.end();)
-            it = it->second.expired() ? reg.map.erase(it) : std::next(it);
         auto& slot = reg.map[key];
         st = slot.lock();
         if (!st)
         {
             st = std::make_shared<detail::limiter_state>(params, rate_limiter::clock_fn{});
+            st->registry_key = key;
+            if (params.enabled && params.store != rate_limit_store::in_process)
+            {
+                st->store_name = detail::shm_store_name(normalise_base_url(base_url), api_key);
+                std::lock_guard<std::mutex> lk2(st->mtx);
+                st->connect_store(st->now(), b);
+            }
             slot = st;
         }
     }
+    b.deliver();
     return std::make_shared<rate_limiter>(std::move(ex), std::move(st));
 }
 

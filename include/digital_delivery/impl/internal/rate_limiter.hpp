@@ -83,8 +83,9 @@ public:
     using clock_fn = std::function<clock::time_point()>;
     using completion_signature = void(error_code);
 
-    /// A private bucket (not in the process-wide registry). The executor runs
-    /// this handle's timer and completes waiters without an associated executor.
+    /// A private bucket (not in the process-wide registry; always in-process,
+    /// whatever params.store says). The executor runs this handle's timer and
+    /// completes waiters without an associated executor.
     DIGITAL_DELIVERY_DECL explicit rate_limiter(executor_type ex, const rate_limit_params& params = {}, clock_fn now = {});
     DIGITAL_DELIVERY_DECL ~rate_limiter();
     rate_limiter(const rate_limiter&) = delete;
@@ -203,13 +204,23 @@ private:
 /// its 40 points. The registry is keyed by the base URL and a salted hash of
 /// the key (the key itself is never stored). The first call's params are
 /// used; later calls' params are ignored. The bucket lives as long as a handle
-/// does. Each handle's timer runs on `ex`.
+/// does, and removes its registry entry when it dies (construction is O(1)).
+/// With params.store == shared_memory the bucket takes its points from the
+/// host-wide shared-memory store of the pair (shm_store.hpp), or from a
+/// fallback bucket while that store cannot be used. Each handle's timer runs on `ex`.
 DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
     rate_limiter::executor_type ex,
     std::string_view base_url,
     std::string_view api_key,
     const rate_limit_params& params = {}
 );
+
+/// Entries in the process-wide registry (one per live shared bucket: a
+/// bucket removes its entry when its last handle goes away). Tests.
+DIGITAL_DELIVERY_DECL std::size_t limiter_registry_size();
+
+/// The base URL with scheme and host lower-cased and trailing '/' removed.
+DIGITAL_DELIVERY_DECL std::string normalise_base_url(std::string_view base_url);
 
 /// The registry key for (base_url, api_key): the base URL (scheme and host
 /// lower-cased, trailing '/' removed) + '#' + 32 hex digits of a salted hash of

@@ -11,8 +11,8 @@
 /// output says who may proceed and when to call again. The asynchronous
 /// rate_limiter (rate_limiter.hpp) drives it under a mutex.
 
+#include <digital_delivery/impl/internal/points_source.hpp>
 #include <digital_delivery/impl/internal/token_bucket.hpp>
-#include <digital_delivery/rate_limit.hpp>
 #include <digital_delivery/rate_limit.hpp>
 
 #include <algorithm>
@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -61,9 +62,25 @@ public:
     };
 
     scheduler_core(const scheduler_config& cfg, time_point now)
-        : cfg_(cfg), bucket_(cfg.capacity, cfg.window, now, cfg.hold_refill_until_response)
+        : cfg_(cfg), bucket_(cfg.capacity, cfg.window, now, cfg.hold_refill_until_response), local_(bucket_)
     {
     }
+    scheduler_core(const scheduler_core&) = delete;
+    scheduler_core& operator=(const scheduler_core&) = delete;
+
+    /// Takes points from `shared` (a store shared with other processes)
+    /// instead of the local bucket; nullptr: back to the local bucket (the
+    /// fallback when the store fails). The queue and its order stay local.
+    void use_source(std::shared_ptr<points_source> shared)
+    {
+        shared_ = std::move(shared);
+        src_ = shared_ ? shared_.get() : static_cast<points_source*>(&local_);
+        scan_needed_ = true;
+    }
+    bool uses_shared_source() const noexcept { return shared_ != nullptr; }
+
+    /// The local bucket (the only one, or the fallback of a shared store).
+    token_bucket& local_bucket() noexcept { return bucket_; }
 
     /// Asks for `cost` points for waiter `id` (unique among queued waiters).
     /// A cost above the capacity is treated as the capacity.
@@ -75,10 +92,10 @@ public:
         time_point now
     )
     {
-        cost = std::clamp(cost, 0.0, bucket_.capacity());
+        cost = std::clamp(cost, 0.0, src_->capacity());
         const key k{now + static_cast<int>(prio) * cfg_.aging_interval, seq_++};
         const bool at_front = queue_.empty() || k < queue_.begin()->first;
-        if (at_front && now >= paused_until_ && bucket_.try_take(cost, now))
+        if (at_front && now >= pause_end() && src_->try_take(cost, now))
         {
             from_header_ = false;
             return acquire_status::granted;
@@ -124,12 +141,12 @@ public:
     /// waiters whose deadline can no longer be met, appends both to `out`.
     void poll(time_point now, std::vector<outcome>& out)
     {
-        if (now >= paused_until_)
+        if (now >= pause_end())
         {
             while (!queue_.empty())
             {
                 auto head = queue_.begin();
-                if (!bucket_.try_take(head->second.cost, now))
+                if (!src_->try_take(head->second.cost, now))
                     break;
                 from_header_ = false;
                 out.push_back({head->second.id, true});
@@ -159,7 +176,7 @@ public:
     /// shortens it and adds nothing while it already covers the new end).
     std::optional<time_point> on_rate_limited(std::optional<duration> retry_after, time_point now)
     {
-        bucket_.lower_to(0, now);
+        src_->lower_to(0, now);
         from_header_ = false;
         scan_needed_ = true;
         if (!retry_after)
@@ -170,6 +187,7 @@ public:
             return std::nullopt;
         paused_until_ = end;
         pause_reported_ = true;
+        src_->pause_until(end);
         return end;
     }
 
@@ -193,12 +211,12 @@ public:
         bool changed = false;
         if (s.limit || s.remaining || s.reset)
             last_header_ = s;
-        if (s.limit && *s.limit > 0 && static_cast<double>(*s.limit) < bucket_.capacity())
+        if (s.limit && *s.limit > 0 && static_cast<double>(*s.limit) < src_->capacity())
         {
-            bucket_.set_capacity(static_cast<double>(*s.limit), now);
+            src_->set_capacity(static_cast<double>(*s.limit), now);
             changed = true;
         }
-        if (s.remaining && bucket_.lower_to(static_cast<double>(*s.remaining), now))
+        if (s.remaining && src_->lower_to(static_cast<double>(*s.remaining), now))
         {
             from_header_ = true;
             changed = true;
@@ -211,8 +229,8 @@ public:
     /// Gives back points of a request that provably never reached the server.
     void refund(double cost, time_point now)
     {
-        bucket_.give_back(std::max(cost, 0.0), now);
-        if (bucket_.thaw(now))
+        src_->give_back(std::max(cost, 0.0), now);
+        if (src_->thaw(now))
             scan_needed_ = true;
     }
 
@@ -220,7 +238,7 @@ public:
     /// since a take from a full bucket, resumes (token_bucket::thaw).
     void on_response(time_point now)
     {
-        if (bucket_.thaw(now))
+        if (src_->thaw(now))
             scan_needed_ = true;
     }
 
@@ -229,11 +247,11 @@ public:
     rate_limit_snapshot snapshot(time_point now, std::chrono::system_clock::time_point sys_now)
     {
         rate_limit_snapshot s;
-        const double avail = bucket_.available(now);
-        s.limit = static_cast<std::int64_t>(bucket_.capacity());
+        const double avail = src_->available(now);
+        s.limit = static_cast<std::int64_t>(src_->capacity());
         s.remaining = static_cast<std::int64_t>(std::floor(std::max(0.0, avail) + token_bucket::epsilon));
         const auto to_full = std::chrono::duration_cast<std::chrono::system_clock::duration>(
-            bucket_.time_to_reach(bucket_.capacity(), now));
+            src_->time_to_reach(src_->capacity(), now));
         s.reset = sys_now + to_full;
         s.source = rate_limit_source::estimate;
         s.observed_at = sys_now;
@@ -248,11 +266,13 @@ public:
         return s;
     }
 
-    double available(time_point now) { return bucket_.available(now); }
-    double capacity() const noexcept { return bucket_.capacity(); }
+    double available(time_point now) { return src_->available(now); }
+    double capacity() const noexcept { return src_->capacity(); }
     double reserved() const noexcept { return queue_.empty() ? 0.0 : total_queued_; }
     std::size_t queued() const noexcept { return queue_.size(); }
-    time_point paused_until() const noexcept { return paused_until_; }
+    time_point paused_until() const noexcept { return pause_end(); }
+    /// A 429 pause: ours, or one another process recorded in the shared source.
+    time_point pause_end() const noexcept { return std::max(paused_until_, src_->paused_until()); }
     bool is_queued(waiter_id id) const { return index_.count(id) != 0; }
     std::optional<waiter_id> head() const
     {
@@ -265,8 +285,8 @@ public:
     /// the current balance (a lower bound, honouring the pause).
     time_point earliest(double points, time_point now)
     {
-        const time_point by_refill = now + bucket_.time_to_reach(points, now);
-        return std::max(by_refill, paused_until_);
+        const time_point by_refill = now + src_->time_to_reach(points, now);
+        return std::max(by_refill, pause_end());
     }
 
 private:
@@ -319,6 +339,9 @@ private:
 
     scheduler_config cfg_;
     token_bucket bucket_;
+    local_points local_;
+    std::shared_ptr<points_source> shared_;
+    points_source* src_ = &local_;
     queue_type queue_;
     std::unordered_map<waiter_id, key> index_;
     double total_queued_ = 0;
