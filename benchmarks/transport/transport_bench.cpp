@@ -96,16 +96,24 @@ void run_ours(unsigned short port, const std::string& path, long n, long in_flig
     ioc.run();
 }
 
+// The client of the api modes: over a beast_transport with `conns`
+// connections to the local nginx.
+dd::client make_api_client(asio::io_context& ioc, unsigned short port, long conns, dd::rate_limit_params rl,
+                           std::shared_ptr<dd::observer> obs = {})
+{
+    dd::beast_transport_params p;
+    p.max_connections_per_host = static_cast<std::size_t>(conns);
+    return dd::client(dd::beast_transport(ioc.get_executor(), p),
+                      {.base_url = "http://127.0.0.1:" + std::to_string(port) + "/api",
+                       .api_key = "bench-key",
+                       .rate_limit = rl,
+                       .observer = std::move(obs)});
+}
+
 void run_api(unsigned short port, const std::string& path, long n, long in_flight, long conns, std::shared_ptr<dd::observer> obs = {})
 {
     asio::io_context ioc(1);
-    dd::beast_transport_params p;
-    p.max_connections_per_host = static_cast<std::size_t>(conns);
-    dd::beast_transport t(ioc.get_executor(), p);
-    dd::client c(t, {.base_url = "http://127.0.0.1:" + std::to_string(port) + "/api",
-                     .api_key = "bench-key",
-                     .rate_limit = {.enabled = false},
-                     .observer = std::move(obs)});
+    dd::client c = make_api_client(ioc, port, conns, {.enabled = false}, std::move(obs));
     const bool page = path == "/page";
     long started = 0;
     struct starter
@@ -157,12 +165,7 @@ asio::awaitable<void> api_await_worker(dd::client& c, long n)
 void run_api_await(unsigned short port, long n, long in_flight, long conns, bool limiter)
 {
     asio::io_context ioc(1);
-    dd::beast_transport_params p;
-    p.max_connections_per_host = static_cast<std::size_t>(conns);
-    dd::beast_transport t(ioc.get_executor(), p);
-    dd::client c(t, {.base_url = "http://127.0.0.1:" + std::to_string(port) + "/api",
-                     .api_key = "bench-key",
-                     .rate_limit = {.enabled = limiter, .capacity = 1e12, .window = std::chrono::seconds(1)}});
+    dd::client c = make_api_client(ioc, port, conns, {.enabled = limiter, .capacity = 1e12, .window = std::chrono::seconds(1)});
     for (long i = 0; i < in_flight; ++i)
         asio::co_spawn(ioc, api_await_worker(c, n / in_flight), [](std::exception_ptr e) {
             if (e)

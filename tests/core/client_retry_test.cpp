@@ -192,8 +192,7 @@ TEST_F(retry_test, deadline_bounds_a_hanging_attempt)
 // could not end before the deadline.
 TEST_F(retry_test, a_silent_server_costs_the_default_operation_timeout_at_most)
 {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dd::client c(fake, {.base_url = base_url, .api_key = std::string("key-") + info->name()});
+    auto c = make_client({}, {});  // every default
     for (int i = 0; i < 8; ++i)
         fake->expect_any().hang();
     dd::testing::virtual_clock vc;
@@ -212,8 +211,7 @@ TEST_F(retry_test, a_silent_server_costs_the_default_operation_timeout_at_most)
 // The default deadline cuts an attempt's timeout to what is left of it.
 TEST_F(retry_test, the_default_deadline_cuts_the_attempt_timeout)
 {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dd::client c(fake, {.base_url = base_url, .api_key = std::string("key-") + info->name(), .operation_timeout = 10s});
+    auto c = make_client({}, {}, 10s);
     fake->expect_any().hang();
     auto [ec, o] = run_in_virtual_time([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
     EXPECT_EQ(ec, dd::condition::timeout) << ec.message();
@@ -224,8 +222,7 @@ TEST_F(retry_test, the_default_deadline_cuts_the_attempt_timeout)
 // Zero turns the default deadline off: attempts and retries alone end it.
 TEST_F(retry_test, operation_timeout_zero_means_no_default_deadline)
 {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dd::client c(fake, {.base_url = base_url, .api_key = std::string("key-") + info->name(), .operation_timeout = 0ms});
+    auto c = make_client({}, {}, 0ms);
     for (int i = 0; i < 4; ++i)
         fake->expect_any().hang();
     auto [ec, o] = run_in_virtual_time([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
