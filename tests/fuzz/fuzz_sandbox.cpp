@@ -153,16 +153,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         {
             const std::size_t n = sp.put(asio::buffer(in.data(), in.size()), ec);
             in.remove_prefix(n);
-            if (ec == http::error::need_more && in.empty())
+            if (ec == http::error::need_more)
             {
+                if (n != 0 && !in.empty())
+                    continue;
+                // Nothing more arrives (the input is all the client sent): it closed.
                 sp.put_eof(ec);
                 if (ec)
                     return 0;  // the client closed mid-body
                 break;
             }
-            if (ec && ec != http::error::need_more)
+            if (ec)
                 return 0;  // 413 or a bad body: the connection ends
-            if (n == 0 && in.empty())
+            if (n == 0)
                 break;
         }
         if (!sp.is_done())
