@@ -42,10 +42,14 @@ detail::scheduler_config big()
 }  // namespace
 
 // Core, points available: acquire is granted at once.
-static void core_acquire_uncontended(benchmark::State& state)
+// Uncontended acquires of one point from `core` (optionally over a points
+// source), virtual time moving 1 us per acquire.
+static void acquire_loop(benchmark::State& state, std::shared_ptr<detail::points_source> source = {})
 {
     auto now = clk::time_point{} + 1000h;
     detail::scheduler_core core(big(), now);
+    if (source)
+        core.use_source(std::move(source));
     std::uint64_t id = 0;
     for (auto _ : state)
     {
@@ -55,24 +59,16 @@ static void core_acquire_uncontended(benchmark::State& state)
     }
     state.SetItemsProcessed(state.iterations());
 }
+
+static void core_acquire_uncontended(benchmark::State& state) { acquire_loop(state); }
 BENCHMARK(core_acquire_uncontended);
 
 // Core over a shared GCRA cell (heap memory): one acquire of the
 // shared-memory store's algorithm, without the mapping.
 static void core_acquire_uncontended_gcra(benchmark::State& state)
 {
-    auto now = clk::time_point{} + 1000h;
-    detail::scheduler_core core(big(), now);
     detail::gcra_cell cell;
-    core.use_source(std::make_shared<detail::gcra_points>(cell, 1e15, std::chrono::seconds(60), false));
-    std::uint64_t id = 0;
-    for (auto _ : state)
-    {
-        now += 1us;
-        auto r = core.acquire(++id, 1, priority::normal, std::nullopt, now);
-        benchmark::DoNotOptimize(r);
-    }
-    state.SetItemsProcessed(state.iterations());
+    acquire_loop(state, std::make_shared<detail::gcra_points>(cell, 1e15, std::chrono::seconds(60), false));
 }
 BENCHMARK(core_acquire_uncontended_gcra);
 
@@ -87,18 +83,8 @@ static void core_acquire_uncontended_shm(benchmark::State& state)
         state.SkipWithError(why.c_str());
         return;
     }
-    auto now = clk::time_point{} + 1000h;
-    detail::scheduler_core core(big(), now);
-    core.use_source(std::make_shared<detail::shm_points>(seg, 1e15, std::chrono::seconds(60), false));
-    std::uint64_t id = 0;
-    for (auto _ : state)
-    {
-        now += 1us;
-        auto r = core.acquire(++id, 1, priority::normal, std::nullopt, now);
-        benchmark::DoNotOptimize(r);
-    }
+    acquire_loop(state, std::make_shared<detail::shm_points>(seg, 1e15, std::chrono::seconds(60), false));
     ::shm_unlink(name.c_str());
-    state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(core_acquire_uncontended_shm);
 
