@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
+#include <vector>
 
 #define DD_FUZZ_CHECK(cond)                                                                         \
     do                                                                                              \
@@ -14,3 +16,17 @@
             std::abort();                                                                           \
         }                                                                                           \
     } while (false)
+
+// The input split at '\n' (the last line may be empty).
+inline std::vector<std::string_view> fuzz_lines(std::string_view rest)
+{
+    std::vector<std::string_view> lines;
+    for (;;)
+    {
+        const auto nl = rest.find('\n');
+        lines.push_back(rest.substr(0, nl));
+        if (nl == std::string_view::npos)
+            return lines;
+        rest.remove_prefix(nl + 1);
+    }
+}

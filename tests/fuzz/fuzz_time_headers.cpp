@@ -87,16 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::int64_t ticks;
     std::memcpy(&ticks, data, sizeof ticks);
     const std::chrono::system_clock::time_point now{std::chrono::system_clock::duration(ticks)};
-    std::string_view rest(reinterpret_cast<const char*>(data + 8), size - 8);
-    std::vector<std::string_view> lines;
-    for (;;)
-    {
-        const auto nl = rest.find('\n');
-        lines.push_back(rest.substr(0, nl));
-        if (nl == std::string_view::npos)
-            break;
-        rest.remove_prefix(nl + 1);
-    }
+    const std::vector<std::string_view> lines = fuzz_lines({reinterpret_cast<const char*>(data + 8), size - 8});
     for (const auto v : lines)
         one_value(v, now);
     rate_limit(lines, now, false);

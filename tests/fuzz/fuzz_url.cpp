@@ -97,16 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size < 1)
         return 0;
     const unsigned flags = data[0];
-    std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
-    std::vector<std::string_view> lines;
-    for (;;)
-    {
-        const auto nl = rest.find('\n');
-        lines.push_back(rest.substr(0, nl));
-        if (nl == std::string_view::npos)
-            break;
-        rest.remove_prefix(nl + 1);
-    }
+    const std::vector<std::string_view> lines = fuzz_lines({reinterpret_cast<const char*>(data + 1), size - 1});
     const std::string_view url = lines[0];
     const std::string_view second = lines.size() > 1 ? lines[1] : std::string_view("o1");
 
