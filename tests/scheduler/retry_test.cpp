@@ -201,6 +201,20 @@ TEST(retry_state, never_schedules_a_retry_past_the_deadline)
     rs2.on_attempt_start(t0);
     EXPECT_TRUE(rs2.on_failure(status(503), true, t0 + 500ms).retry);  // ends at 1.1 s
 
+    // An attempt that used half the time and timed out, a zero backoff (u = 0):
+    // a second attempt could only end exactly at the deadline. Not retried,
+    // whatever the jitter draws (a client on every default, on a silent server,
+    // used to retry in 1 of 200 runs and cost 60 s instead of 30 s).
+    retry_state rs4({}, nullptr, t0, t0 + 60s, [] { return 0.0; });
+    rs4.on_attempt_start(t0);
+    auto d4 = rs4.on_failure(transport(make_error_code(client_errc::request_timeout)), true, t0 + 30s);
+    EXPECT_FALSE(d4.retry);
+    EXPECT_EQ(d4.reason, retry_reason::deadline);
+    // A millisecond more left and the retry fits.
+    retry_state rs5({}, nullptr, t0, t0 + 60s + 1ms, [] { return 0.0; });
+    rs5.on_attempt_start(t0);
+    EXPECT_TRUE(rs5.on_failure(transport(make_error_code(client_errc::request_timeout)), true, t0 + 30s).retry);
+
     // A Retry-After longer than what is left: give up now rather than wait in vain.
     retry_state rs3({}, nullptr, t0, t0 + 5s, [] { return 0.5; });
     rs3.on_attempt_start(t0);

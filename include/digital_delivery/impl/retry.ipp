@@ -114,7 +114,11 @@ DIGITAL_DELIVERY_DECL retry_decision retry_state::on_failure(const attempt_failu
     const bool refused = f.http_status == 429 || f.ec == make_error_code(api_errc::rate_limited);
     if (refused && f.retry_after)
         delay = std::max(delay, std::clamp(*f.retry_after, milliseconds(0), params_.max_retry_after));
-    if (deadline_ && now + delay + last_attempt_ > *deadline_)
+    // A retry that could only end exactly at the deadline, if it took as long
+    // as the attempt that just failed, is not made: the last attempt may have
+    // been cut off by its timeout, and a second one with no more time would
+    // fail the same way.
+    if (deadline_ && now + delay + last_attempt_ >= *deadline_)
         return give_up(retry_reason::deadline, make_error_code(client_errc::deadline_exceeded));
     if (budget_ && !budget_->try_spend(now))
         return give_up(retry_reason::budget_exhausted, failure);
