@@ -347,6 +347,32 @@ TEST_F(retry_test, snapshot_ignores_a_reset_outside_system_clock)
 
 }  // namespace
 
+// Points available at once are taken during the initiation: the request
+// reaches the transport without a round trip through the executor (the
+// limiter's posted grant cost ~9k instructions per request). Once a request
+// waits, a later one of the same priority queues behind it.
+TEST_F(retry_test, points_available_at_once_are_taken_without_a_trip_through_the_executor)
+{
+    dd::testing::virtual_clock vc;
+    auto c = make_client({.capacity = 2, .window = std::chrono::seconds(20)});  // a point per 10 s
+    for (int i = 0; i < 3; ++i)
+        fake->expect_any().respond(200, ok_order());
+    int completed = 0;
+    auto count = [&](dd::error_code ec, dd::order) { EXPECT_FALSE(ec) << ec.message(); ++completed; };
+    dd::async_get_order(c, "o1", count);
+    EXPECT_EQ(fake->requests().size(), 1u) << "the grant went through the executor";
+    EXPECT_EQ(completed, 0) << "completed inline";
+    dd::async_get_order(c, "o2", count);
+    EXPECT_EQ(fake->requests().size(), 2u);
+    dd::async_get_order(c, "o3", count);  // no point left: queued
+    EXPECT_EQ(fake->requests().size(), 2u);
+    vc.run_for(ioc, 9s, 1s);
+    EXPECT_EQ(completed, 2);
+    EXPECT_EQ(fake->requests().size(), 2u) << "granted before the refill";
+    vc.run_for(ioc, 2s, 1s);
+    EXPECT_EQ(completed, 3);
+}
+
 TEST_F(retry_test, cancelled_after_the_limiters_grant_sends_nothing)
 {
     // The cancellation arrives after the limiter granted the points (its

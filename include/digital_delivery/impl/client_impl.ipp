@@ -640,12 +640,20 @@ struct execute_op
                 s.p.deadline = detail::checked_add(now, s.self->params().operation_timeout);
             s.started = now;
             s.rs.emplace(rp, s.self->budget(), now, s.p.deadline);
-            // A disabled limiter grants at once: go straight to the attempt
-            // (the transport never completes inline, so neither does this).
-            // A deadline already reached takes the limiter's path, which
-            // completes through a post.
-            if (!s.self->limiter().params().enabled && (!s.p.deadline || now < *s.p.deadline))
-                return send(self, now);
+            // Points available at once (or the limiter disabled): straight to
+            // the attempt (the transport never completes inline, so neither
+            // does this). Otherwise, and when the deadline has already been
+            // reached, the limiter's queue, which completes through a post.
+            if (!s.p.deadline || now < *s.p.deadline)
+            {
+                rate_limiter& l = s.self->limiter();
+                if (l.try_acquire(s.p.cost, s.p.prio))
+                {
+                    if (observer* o = s.self->obs(); o && l.params().enabled)
+                        notify_limiter_wait(*o, s.info, s.p.cost, s.p.prio, clock::duration::zero(), {});
+                    return send(self, now);
+                }
+            }
             acquire(self);
             return;
         }

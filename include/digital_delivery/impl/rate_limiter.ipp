@@ -379,6 +379,25 @@ DIGITAL_DELIVERY_DECL void rate_limiter::acquire_impl(
     b.deliver();
 }
 
+DIGITAL_DELIVERY_DECL bool rate_limiter::try_acquire(int cost, priority prio)
+{
+    auto& st = *state_;
+    if (!st.params.enabled)
+        return true;
+    detail::limiter_batch b;
+    bool granted = false;
+    {
+        std::lock_guard<std::mutex> lk(st.mtx);
+        const auto now = st.now();
+        st.connect_store(now, b);
+        granted = st.core.try_grant(cost, prio, now);
+        if (granted)
+            st.note_resumed(now, b);
+    }
+    b.deliver();
+    return granted;
+}
+
 DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(const http_headers& headers, unsigned status)
 {
     observe_response(headers, status, state_->now(), detail::clock::system_now());

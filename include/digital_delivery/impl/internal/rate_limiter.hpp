@@ -125,6 +125,13 @@ public:
         );
     }
 
+    /// Takes `cost` points now if they can be granted at once (nothing
+    /// queued ahead, no 429 pause, points available; always with the limiter
+    /// disabled); else changes nothing and returns false (then async_acquire
+    /// queues). Lets a caller that is already inside an asynchronous
+    /// operation go on without a round trip through the executor.
+    DIGITAL_DELIVERY_DECL bool try_acquire(int cost, priority prio);
+
     /// Feeds a response's headers back (every response, 429 included).
     /// X-RateLimit-Remaining/Limit lower the local estimate (never raise it: a
     /// stale or reordered header cannot add points). A 429 empties the bucket

@@ -84,6 +84,19 @@ public:
 
     /// Asks for `cost` points for waiter `id` (unique among queued waiters).
     /// A cost above the capacity is treated as the capacity.
+    /// Grants `cost` at once if no waiter would go first, no 429 pause holds
+    /// and the source has the points; else changes nothing.
+    bool try_grant(double cost, priority prio, time_point now)
+    {
+        cost = std::clamp(cost, 0.0, src_->capacity());
+        const key k{now + static_cast<int>(prio) * cfg_.aging_interval, seq_};
+        const bool at_front = queue_.empty() || k < queue_.begin()->first;
+        if (!at_front || now < pause_end() || !src_->try_take(cost, now))
+            return false;
+        from_header_ = false;
+        return true;
+    }
+
     acquire_status acquire(
         waiter_id id,
         double cost,
@@ -92,14 +105,10 @@ public:
         time_point now
     )
     {
+        if (try_grant(cost, prio, now))
+            return acquire_status::granted;
         cost = std::clamp(cost, 0.0, src_->capacity());
         const key k{now + static_cast<int>(prio) * cfg_.aging_interval, seq_++};
-        const bool at_front = queue_.empty() || k < queue_.begin()->first;
-        if (at_front && now >= pause_end() && src_->try_take(cost, now))
-        {
-            from_header_ = false;
-            return acquire_status::granted;
-        }
         const bool at_back = queue_.empty() || queue_.rbegin()->first < k;
         if (deadline)
         {
