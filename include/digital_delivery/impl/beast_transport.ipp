@@ -378,6 +378,8 @@ struct request_op : std::enable_shared_from_this<request_op>
     void open_new();
     void on_open(error_code ec);
     void begin_exchange();
+    template <class Stream>
+    void exchange_on(Stream& s);
     void on_exchanged(exchange_result r);
 };
 
@@ -1089,6 +1091,16 @@ inline void request_op::begin_exchange()
     connection& c = *conn;
     c.op = this;
     watch(c, deadline, client_errc::request_timeout, impl->strand_);
+    if (c.tls)
+        exchange_on(*c.tls);
+    else
+        exchange_on(c.plain);
+}
+
+// The exchange on the connection's stream (tests drive it over beast::test::stream).
+template <class Stream>
+void request_op::exchange_on(Stream& s)
+{
     if (req.body_stream)
     {
         auto done_fn = [self = shared_from_this()](std::exception_ptr e, exchange_result r) {
@@ -1100,16 +1112,10 @@ inline void request_op::begin_exchange()
             }
             self->on_exchanged(std::move(r));
         };
-        if (c.tls)
-            asio::co_spawn(impl->strand_, exchange_stream(shared_from_this(), *c.tls), std::move(done_fn));
-        else
-            asio::co_spawn(impl->strand_, exchange_stream(shared_from_this(), c.plain), std::move(done_fn));
+        asio::co_spawn(impl->strand_, exchange_stream(shared_from_this(), s), std::move(done_fn));
         return;
     }
-    if (c.tls)
-        simple_exchange<ssl::stream<tcp::socket>>::start(shared_from_this(), *c.tls);
-    else
-        simple_exchange<tcp::socket>::start(shared_from_this(), c.plain);
+    simple_exchange<Stream>::start(shared_from_this(), s);
 }
 
 inline void request_op::on_exchanged(exchange_result r)
