@@ -648,9 +648,10 @@ asio::awaitable<void> stream_reader(std::shared_ptr<request_op> op, Stream& s, s
     {
         rs->keep_alive = c.reader.reusable(c.buf.size() != 0);
         rs->resp = c.reader.take_response();
-        // An early refusal (or a server that will close): stop sending the body.
-        // An early success on a keep-alive connection: keep sending (the
-        // server discards), so that the connection stays usable.
+        // A final response before the whole body went out: the writer stops
+        // (it sees `done`), and the connection, its request cut short, is
+        // not reused. A refusal, or a server that will close, also closes
+        // the socket at once, which ends a write blocked on a full buffer.
         if (!rs->writer_done && (rs->resp.status >= 300 || !rs->keep_alive))
         {
             rs->keep_alive = false;
