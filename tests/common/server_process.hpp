@@ -63,41 +63,13 @@ public:
     bool restart() { return start_on(port_); }
 
     /// SIGTERM, then waits for the process to exit.
-    void stop()
-    {
-        if (pid_ > 0)
-        {
-            ::kill(pid_, SIGTERM);
-            int status = 0;
-            ::waitpid(pid_, &status, 0);
-            pid_ = -1;
-        }
-    }
+    void stop() { stop_child(pid_); }
 
 private:
     bool start_on(unsigned short port)
     {
         stop();
-        std::vector<std::string> args = argv_(port);
-        std::vector<char*> argv;
-        for (auto& a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        pid_ = ::fork();
-        if (pid_ < 0)
-            throw std::runtime_error("fork failed");
-        if (pid_ == 0)
-        {
-            ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the test
-            const int null = ::open("/dev/null", O_WRONLY);
-            if (null >= 0)
-            {
-                ::dup2(null, 1);
-                ::dup2(null, 2);
-            }
-            ::execv(argv[0], argv.data());
-            ::_exit(127);
-        }
+        pid_ = spawn_child(argv_(port), {}, true);
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
         while (std::chrono::steady_clock::now() < deadline)
         {
@@ -120,37 +92,6 @@ private:
     unsigned short port_ = 0;
     pid_t pid_ = -1;
 };
-
-/// What a server on 127.0.0.1:`port` answers to `request` (until it closes
-/// the connection or 2 s pass); empty when nothing listens.
-inline std::string ask_local_server(unsigned short port, const std::string& request, bool until_close = true)
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return {};
-    timeval tv{2, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    std::string out;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0)
-    {
-        if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()))
-        {
-            char buf[2048];
-            for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-            {
-                out.append(buf, static_cast<std::size_t>(n));
-                if (!until_close && out.find("\r\n") != std::string::npos)
-                    break;
-            }
-        }
-    }
-    ::close(fd);
-    return out;
-}
 
 /// A redis-server of the test program on 127.0.0.1 (no persistence);
 /// `extra`: more arguments (e.g. {"--requirepass", "..."}).

@@ -228,6 +228,14 @@ struct host
     }
 };
 
+scheduler_config config(double capacity, clk::duration window)
+{
+    scheduler_config c;
+    c.capacity = capacity;
+    c.window = window;
+    return c;
+}
+
 }  // namespace
 
 TEST(redis_store, two_hosts_on_one_key_never_exceed_the_budget)
@@ -236,17 +244,13 @@ TEST(redis_store, two_hosts_on_one_key_never_exceed_the_budget)
     // 60 s of virtual time with 3 ms and 7 ms round trips: at any instant,
     // the points granted so far stay within capacity + elapsed * rate.
     model_redis remote;
-    scheduler_config cfg;
-    cfg.capacity = 10;
-    cfg.window = 10s;
+    const auto cfg = config(10, 10s);
     host a(remote, cfg, 3ms), b(remote, cfg, 7ms);
     std::uint64_t id = 1;
-    double asked = 0;
     for (int i = 0; i < 60; ++i)
         for (host* h : {&a, &b})
         {
             const double cost = 1 + (i % 4 == 3);
-            asked += cost;
             ASSERT_EQ(h->core.acquire(id++, cost, priority::normal, std::nullopt, t0), scheduler_core::acquire_status::queued)
                 << "nothing before Redis said so";
         }
@@ -270,9 +274,7 @@ TEST(redis_store, two_hosts_on_one_key_never_exceed_the_budget)
 TEST(redis_store, a_permit_whose_waiter_left_goes_back)
 {
     model_redis remote;
-    scheduler_config cfg;
-    cfg.capacity = 2;
-    cfg.window = 60s;
+    const auto cfg = config(2, 60s);
     host a(remote, cfg, 5ms);
     ASSERT_EQ(a.core.acquire(1, 2, priority::normal, std::nullopt, t0), scheduler_core::acquire_status::queued);
     a.step(t0, cfg);
@@ -290,9 +292,7 @@ TEST(redis_store, a_permit_whose_waiter_left_goes_back)
 TEST(redis_store, the_servers_word_reaches_redis_and_every_host)
 {
     model_redis remote;
-    scheduler_config cfg;
-    cfg.capacity = 40;
-    cfg.window = 60s;
+    const auto cfg = config(40, 60s);
     host a(remote, cfg, 1ms), b(remote, cfg, 1ms);
     // a sees a 429 with Retry-After 10 s and, later, X-RateLimit-Remaining: 5.
     a.core.on_rate_limited(10s, t0);
@@ -333,9 +333,7 @@ TEST(redis_store, the_servers_word_reaches_redis_and_every_host)
 TEST(redis_store, local_priorities_hold_over_the_remote_bucket)
 {
     model_redis remote;
-    scheduler_config cfg;
-    cfg.capacity = 1;
-    cfg.window = 1s;
+    const auto cfg = config(1, 1s);
     host a(remote, cfg, 1ms);
     gcra_points(remote.cell, 1, 1s, false).try_take(1, t0);  // another host took the point
     ASSERT_EQ(a.core.acquire(1, 1, priority::background, std::nullopt, t0), scheduler_core::acquire_status::queued);

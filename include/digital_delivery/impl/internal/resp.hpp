@@ -132,6 +132,23 @@ private:
         return true;
     }
 
+    // The length of a bulk string or an array: error, done (-1: nil), or
+    // need_more meaning "read `n` more".
+    static status length(std::string_view l, std::size_t max, const char* bad, resp_value& v, std::int64_t& n, std::string& what)
+    {
+        if (!to_int(l, n) || n < -1 || n > static_cast<std::int64_t>(max))
+        {
+            what = bad;
+            return status::error;
+        }
+        if (n == -1)
+        {
+            v.type = resp_value::kind::nil;
+            return status::done;
+        }
+        return status::need_more;
+    }
+
     static status parse_value(std::string_view in, std::size_t& pos, resp_value& v, int depth, std::string& what)
     {
         if (pos >= in.size())
@@ -161,16 +178,9 @@ private:
         case '$':
         {
             std::int64_t n = 0;
-            if (!to_int(l, n) || n < -1 || n > static_cast<std::int64_t>(max_bulk))
-            {
-                what = "a RESP bulk length that is no number or above 64 KiB";
-                return status::error;
-            }
-            if (n == -1)
-            {
-                v.type = resp_value::kind::nil;
-                return status::done;
-            }
+            if (auto st = length(l, max_bulk, "a RESP bulk length that is no number or above 64 KiB", v, n, what);
+                st != status::need_more)
+                return st;
             const auto len = static_cast<std::size_t>(n);
             if (in.size() - pos < len + 2)
                 return status::need_more;
@@ -187,16 +197,9 @@ private:
         case '*':
         {
             std::int64_t n = 0;
-            if (!to_int(l, n) || n < -1 || n > static_cast<std::int64_t>(max_elements))
-            {
-                what = "a RESP array length that is no number or above 64";
-                return status::error;
-            }
-            if (n == -1)
-            {
-                v.type = resp_value::kind::nil;
-                return status::done;
-            }
+            if (auto st = length(l, max_elements, "a RESP array length that is no number or above 64", v, n, what);
+                st != status::need_more)
+                return st;
             if (depth + 1 >= max_depth)
             {
                 what = "RESP arrays nested deeper than 4";
