@@ -5,29 +5,38 @@
 // Issue 16: N processes (1, 2, 4, 8) on one API key against one sandbox store
 // with a time-compressed bucket (40 points per `window` s). Each process runs
 // the scheduler_load workload (`requests` coroutines, 3 GETs for each PATCH,
-// retries off). Three configurations, in the same run:
+// retries off). Four configurations, in the same run:
 //
 //   shared_memory       rate_limit_store::shared_memory, capacity 40 (the fix)
 //   in_process, 40      each process believes it owns the key (the baseline)
 //   in_process, 40/N    a static share per process (the old advice)
+//   redis, 2 hosts      rate_limit_store::redis, capacity 40: two groups of N/2
+//                       processes standing for two hosts, one redis-server
+//                       (started by this program on a free port of 127.0.0.1).
+//                       Every process is a Redis client of its own, as it would
+//                       be on another host: the groups differ only in name.
 //
 // Reported: 429 answers, failed requests, PATCHes served, points served, and
 // utilisation = points served / points the server's bucket allowed from the
 // first request of any process to the last completion of any (capacity + refill).
 //
-//   multiprocess_bench [requests per process=200] [window_seconds=0.5]
+//   multiprocess_bench [requests per process=200] [window_seconds=0.5] [all|redis]
 //
-// The workers are this program again: `multiprocess_bench --worker URL KEY STORE CAPACITY REQUESTS WINDOW`.
+// `redis`: the Redis rows only. The workers are this program again:
+// `multiprocess_bench --worker URL KEY STORE CAPACITY REQUESTS WINDOW` (STORE: shm, local or
+// redis:PORT:PREFIX).
 // Results: docs/performance.md ("One key, many processes").
 #include <digital_delivery/impl/internal/rate_limiter.hpp>
 #include <digital_delivery/impl/internal/shm_store.hpp>
 
 #include "sandbox_process.hpp"
 #include "scheduler_load.hpp"
+#include "server_process.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,12 +52,21 @@ namespace dd = digital_delivery;
 static int worker(char** argv)
 {
     const std::string url = argv[2], key = argv[3];
-    const auto store = std::string(argv[4]) == "shm" ? dd::rate_limit_store::shared_memory : dd::rate_limit_store::in_process;
+    const std::string kind = argv[4];
+    auto store = kind == "shm" ? dd::rate_limit_store::shared_memory : dd::rate_limit_store::in_process;
+    dd::redis_store_params redis;
+    if (kind.rfind("redis:", 0) == 0)
+    {
+        store = dd::rate_limit_store::redis;
+        const auto colon = kind.find(':', 6);
+        redis.port = static_cast<std::uint16_t>(std::atoi(kind.substr(6, colon - 6).c_str()));
+        redis.key_prefix = kind.substr(colon + 1);
+    }
     const double capacity = std::atof(argv[5]);
     const int requests = std::atoi(argv[6]);
     const double window = std::atof(argv[7]);
     const auto r = dd_test::run_scheduler_load(url, key, capacity, window, requests, true,
-                                               [](boost::asio::io_context& ioc) { ioc.restart(); ioc.run(); }, store);
+                                               [](boost::asio::io_context& ioc) { ioc.restart(); ioc.run(); }, store, redis);
     const auto ns = [](auto t) { return static_cast<long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count()); };
     std::printf("%d %d %d %d %ld %ld %lld %lld\n", r.setup_ok ? 1 : 0, r.ok, r.failed, r.refused_429, r.points,
                 r.points_served, ns(r.first), ns(r.last));
@@ -61,20 +79,31 @@ int main(int argc, char** argv)
         return worker(argv);
     const int requests = argc > 1 ? std::atoi(argv[1]) : 200;
     const double window = argc > 2 ? std::atof(argv[2]) : 0.5;
+    const bool redis_only = argc > 3 && std::string(argv[3]) == "redis";
     constexpr double capacity = 40;
     auto& sandbox = dd_test::sandbox_process::shared();
+    std::unique_ptr<dd_test::redis_server> redis;
+    if (dd_test::have_redis_server())
+        redis = std::make_unique<dd_test::redis_server>();
+    else
+        std::fprintf(stderr, "no %s: no Redis rows\n", dd_test::redis_server_exe);
     std::printf("| store | N | requests | points served | PATCHes served | seconds | allowed points | utilisation | 429 answers | failed |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
     for (const int n : {1, 2, 4, 8})
-        for (const int config : {0, 1, 2})
+        for (const int config : {0, 1, 2, 3})
         {
             if (n == 1 && config != 0)
                 continue;  // the three are the same with one process
+            if ((config == 3 && !redis) || (redis_only && config != 3))
+                continue;
             const auto store = sandbox.create_store({"--rate-limit-points", "40", "--rate-limit-window-seconds",
                                                      std::to_string(window), "--seed-orders", "5"});
             const std::string shm = dd::detail::shm_store_name(dd::detail::normalise_base_url(store.base_url), store.api_key);
             ::shm_unlink(shm.c_str());
-            const std::string kind = config == 0 ? "shm" : "local";
+            const std::string kind = config == 0   ? "shm"
+                                     : config == 3 ? "redis:" + std::to_string(redis->port()) + ":bench:" +
+                                                         std::to_string(::getpid()) + ":"
+                                                   : "local";
             const std::string cap = std::to_string(config == 2 ? capacity / n : capacity);
             const std::string req = std::to_string(requests), win = std::to_string(window);
             std::vector<std::pair<pid_t, FILE*>> workers;
@@ -128,7 +157,10 @@ int main(int argc, char** argv)
             const double seconds = static_cast<double>(last - first) / 1e9;
             const double allowed = capacity + capacity / window * seconds;
             const long writes = served - ok;  // a PATCH is 2 points, a GET 1
-            const char* label = config == 0 ? "shared_memory" : config == 1 ? "in_process, 40 each (baseline)" : "in_process, 40/N each";
+            const char* label = config == 0   ? "shared_memory"
+                                : config == 1 ? "in_process, 40 each (baseline)"
+                                : config == 2 ? "in_process, 40/N each"
+                                              : "redis, 2 hosts of N/2";
             std::printf("| %s | %d | %d | %ld | %ld | %.2f | %.1f | %.1f%% | %d | %d |\n", label, n, n * requests, served, writes,
                         seconds, allowed, 100.0 * static_cast<double>(served) / allowed, refused, failed);
             std::fflush(stdout);

@@ -18,6 +18,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "server_process.hpp"
+
 #include <string>
 #include <vector>
 
@@ -177,6 +179,40 @@ static void baseline_post_and_poll(benchmark::State& state)
     state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(baseline_post_and_poll);
+
+// One acquire on the Redis store, points available: async_acquire, one
+// script call to a local redis-server (started here on a free port of
+// 127.0.0.1) and its reply, then the completion. Real time: a round trip.
+static void async_acquire_redis_round_trip(benchmark::State& state)
+{
+    if (!dd_test::have_redis_server())
+    {
+        state.SkipWithError("redis-server is not installed");
+        return;
+    }
+    static dd_test::redis_server redis;
+    boost::asio::io_context ioc;
+    rate_limit_params p;
+    p.capacity = 1e15;
+    p.store = rate_limit_store::redis;
+    p.redis.port = redis.port();
+    p.redis.key_prefix = "bench:" + std::to_string(::getpid()) + ":";
+    auto lim = unshared_rate_limiter(ioc.get_executor(), "https://bench.example.com", "key", p);
+    std::size_t done = 0, failed = 0;
+    for (auto _ : state)
+    {
+        const std::size_t before = done;
+        lim->async_acquire(1, priority::normal, std::nullopt, [&](error_code ec) { ++done; failed += !!ec; });
+        ioc.restart();
+        while (done == before && ioc.run_one())
+        {
+        }
+    }
+    if (failed)
+        state.SkipWithError("an acquire failed");
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(async_acquire_redis_round_trip)->UseRealTime();
 
 // Async, 1000 waiters queued (each with its handler and timer bookkeeping),
 // then one virtual refill of 1000 points grants them all.

@@ -80,6 +80,42 @@ enum class rate_limit_store : std::uint8_t
     /// One bucket per host, shared by every process of the key that uses this
     /// store: POSIX shared memory, lock-free, owner-only (0600).
     shared_memory,
+    /// One bucket for every process of the key on every host that uses this
+    /// Redis server (rate_limit_params::redis): one atomic script per grant.
+    redis,
+};
+
+/// Where the Redis store lives and how to reach it (rate_limit_store::redis).
+/// The store's key is `key_prefix` + 32 hex digits of a SHA-256 of the
+/// normalised base URL and the API key: the key cannot be read back from it.
+struct redis_store_params
+{
+    /// Host name or IP address of the Redis server. Default: "127.0.0.1".
+    std::string host = "127.0.0.1";
+
+    /// TCP port. Default: 6379.
+    std::uint16_t port = 6379;
+
+    /// ACL user name sent with AUTH (Redis 6 and later); empty: AUTH with the
+    /// password alone (the `default` user). Default: empty.
+    std::string username;
+
+    /// Password sent with AUTH; empty: no AUTH. A secret: never written to
+    /// logs, errors or throttle events. Default: empty.
+    std::string password;
+
+    /// Database number selected with SELECT (0 is not selected explicitly).
+    /// Default: 0.
+    int database = 0;
+
+    /// Prepended to every key the store writes (one hash per base URL and
+    /// API key). Default: "digital_delivery:rl:".
+    std::string key_prefix = "digital_delivery:rl:";
+
+    /// Longest time one exchange with Redis may take, connecting (with AUTH,
+    /// SELECT and loading the script) included; past it, the store counts as
+    /// unavailable and the fallback bucket serves. Default: 500 ms.
+    std::chrono::milliseconds command_timeout{500};
 };
 
 struct throttle_event;
@@ -120,13 +156,18 @@ struct rate_limit_params
     /// round trip of refill after an idle period. Default: true.
     bool hold_refill_until_response = true;
 
-    /// Where the points are kept: this process only, or shared with the
-    /// host's other processes of the same key (which should all use the same
-    /// capacity and window). A 429 seen by any of them pauses all of them.
-    /// Default: in_process.
+    /// Where the points are kept: this process only, shared with the host's
+    /// other processes of the same key, or shared through Redis with every
+    /// host (all of them should use the same capacity and window). A 429 seen
+    /// by any of them pauses all of them. Default: in_process.
     rate_limit_store store = rate_limit_store::in_process;
 
-    /// While the shared store cannot be used (e.g. shared memory refused),
+    /// The Redis server, with store == rate_limit_store::redis (ignored
+    /// otherwise).
+    redis_store_params redis;
+
+    /// While the shared store cannot be used (e.g. shared memory refused,
+    /// Redis down, slow past its command_timeout or refusing AUTH),
     /// the process falls back to a bucket of its own holding this share of
     /// `capacity` (a throttle_event store_unavailable reports it), and tries
     /// the store again every `store_retry_interval` (store_restored).

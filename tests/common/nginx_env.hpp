@@ -32,6 +32,7 @@
 #include <vector>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -128,6 +129,89 @@ inline bool wait_until_peer_closed(unsigned short port, std::chrono::seconds lim
         if (std::chrono::steady_clock::now() >= deadline)
             return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
+
+/// Starts `argv` (argv[0]: the executable's path) in a child process that
+/// never outlives this one; `env`: its whole environment (empty: this
+/// process's); `quiet`: its stdout and stderr go to /dev/null.
+inline pid_t spawn_child(std::vector<std::string> argv, std::vector<std::string> env, bool quiet)
+{
+    // Prepared before fork(): the child only calls async-signal-safe functions.
+    std::vector<char*> args, envp;
+    for (auto& a : argv)
+        args.push_back(a.data());
+    args.push_back(nullptr);
+    for (auto& e : env)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0)
+        throw std::runtime_error("fork failed");
+    if (pid == 0)
+    {
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the test
+        if (quiet)
+        {
+            const int null = ::open("/dev/null", O_WRONLY);
+            if (null >= 0)
+            {
+                ::dup2(null, 1);
+                ::dup2(null, 2);
+            }
+        }
+        if (env.empty())
+            ::execv(args[0], args.data());
+        else
+            ::execve(args[0], args.data(), envp.data());
+        ::_exit(127);
+    }
+    return pid;
+}
+
+/// What a server on 127.0.0.1:`port` answers to `request` over a fresh
+/// connection: until it closes the connection (or, with `until_close` false,
+/// until the first CRLF), bounded by `limit`; empty when nothing listens.
+inline std::string ask_local_server(unsigned short port, const std::string& request, bool until_close = true,
+                                    std::chrono::seconds limit = std::chrono::seconds(2))
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return {};
+    timeval tv{static_cast<time_t>(limit.count()), 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    std::string out;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0)
+    {
+        if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()))
+        {
+            char buf[2048];
+            for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+            {
+                out.append(buf, static_cast<std::size_t>(n));
+                if (!until_close && out.find("\r\n") != std::string::npos)
+                    break;
+            }
+        }
+    }
+    ::close(fd);
+    return out;
+}
+
+/// SIGTERM to a child of spawn_child(), then waits for it; `pid` becomes -1.
+inline void stop_child(pid_t& pid)
+{
+    if (pid > 0)
+    {
+        ::kill(pid, SIGTERM);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        pid = -1;
     }
 }
 
@@ -342,13 +426,7 @@ public:
 
     void stop()
     {
-        if (nginx_pid > 0)
-        {
-            ::kill(nginx_pid, SIGTERM);
-            int status = 0;
-            ::waitpid(nginx_pid, &status, 0);
-            nginx_pid = -1;
-        }
+        stop_child(nginx_pid);
         up.reset();
         if (!dir.empty() && std::getenv("DD_KEEP_TEST_DIR") == nullptr)
             std::system(("rm -rf '" + dir + "'").c_str());
@@ -466,21 +544,8 @@ private:
         std::string inherited = "NGINX=";
         for (auto& l : listeners)
             inherited += std::to_string(l->fd()) + ";";
-        std::vector<std::string> env_strings = {inherited, "PATH=/usr/sbin:/usr/bin:/bin"};
-        std::vector<char*> envp;
-        for (auto& e : env_strings)
-            envp.push_back(e.data());
-        envp.push_back(nullptr);
-        nginx_pid = ::fork();
-        if (nginx_pid < 0)
-            throw std::runtime_error("fork failed");
-        if (nginx_pid == 0)
-        {
-            ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the test
-            ::execle("/usr/sbin/nginx", "nginx", "-p", dir.c_str(), "-c", conf.c_str(), "-e", err.c_str(),
-                     static_cast<char*>(nullptr), envp.data());
-            ::_exit(127);
-        }
+        nginx_pid = spawn_child({"/usr/sbin/nginx", "-p", dir, "-c", conf, "-e", err}, {inherited, "PATH=/usr/sbin:/usr/bin:/bin"},
+                                false);
         for (auto& l : listeners)
             l->close();  // nginx has them now
         // Ready when it answers: the sockets already listen, so the request
@@ -498,29 +563,8 @@ private:
     // One request over a fresh connection, read to EOF (bounded by `limit`).
     static std::string http_get_once(unsigned short port, const std::string& path, std::chrono::seconds limit)
     {
-        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        if (fd < 0)
-            return {};
-        timeval tv{static_cast<time_t>(limit.count()), 0};
-        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(port);
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        std::string out;
-        if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0)
-        {
-            const std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-            if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size()))
-            {
-                char buf[1024];
-                for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-                    out.append(buf, static_cast<std::size_t>(n));
-            }
-        }
-        ::close(fd);
-        return out;
+        return ask_local_server(port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", true,
+                                limit);
     }
 };
 

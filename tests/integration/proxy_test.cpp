@@ -12,6 +12,7 @@
 #include "nginx_env.hpp"
 #include "run.hpp"
 #include "sandbox_process.hpp"
+#include "server_process.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -43,127 +44,67 @@ constexpr const char* proxy_password = "pr0xy-s3cret";
 class tinyproxy
 {
 public:
-    explicit tinyproxy(bool basic_auth) : auth_(basic_auth) { start(); }
-    ~tinyproxy() { stop(); }
+    explicit tinyproxy(bool basic_auth) : auth_(basic_auth), dir_(make_dir()), proc_(command(), ready())
+    {
+        try
+        {
+            proc_.start();
+        }
+        catch (const std::exception& e)
+        {
+            throw std::runtime_error(std::string(e.what()) + ": " + log());
+        }
+    }
+    ~tinyproxy()
+    {
+        proc_.stop();
+        if (std::getenv("DD_KEEP_TEST_DIR") == nullptr)
+            std::system(("rm -rf '" + dir_ + "'").c_str());
+    }
     tinyproxy(const tinyproxy&) = delete;
     tinyproxy& operator=(const tinyproxy&) = delete;
 
-    unsigned short port() const { return port_; }
+    unsigned short port() const { return proc_.port(); }
     std::string url() const
     {
         return std::string("http://") + (auth_ ? std::string(proxy_user) + ":" + proxy_password + "@" : "") + "127.0.0.1:" +
-               std::to_string(port_);
+               std::to_string(port());
     }
     std::string log() const { return dd_test::read_file(dir_ + "/tinyproxy.log"); }
 
 private:
-    void start()
+    static std::string make_dir()
     {
         char tmpl[] = "/tmp/dd-proxy-XXXXXX";
         if (!::mkdtemp(tmpl))
             throw std::runtime_error("mkdtemp failed");
-        dir_ = tmpl;
-        for (int attempt = 0; attempt < 20; ++attempt)
-        {
-            {
-                dd_test::bound_listener probe(false);
-                port_ = probe.port();
-            }
-            std::string conf = "Port " + std::to_string(port_) + "\nListen 127.0.0.1\nTimeout 60\nMaxClients 64\n"
-                               "Allow 127.0.0.1\nLogLevel Info\nLogFile \"" + dir_ + "/tinyproxy.log\"\n";
-            if (auth_)
-                conf += std::string("BasicAuth ") + proxy_user + " " + proxy_password + "\n";
-            dd_test::write_file(dir_ + "/tinyproxy.conf", conf);
-            const std::string conf_path = dir_ + "/tinyproxy.conf";
-            pid_ = ::fork();
-            if (pid_ < 0)
-                throw std::runtime_error("fork failed");
-            if (pid_ == 0)
-            {
-                ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the test
-                const int null = ::open("/dev/null", O_WRONLY);
-                if (null >= 0)
-                {
-                    ::dup2(null, 1);
-                    ::dup2(null, 2);
-                }
-                ::execl(tinyproxy_exe, "tinyproxy", "-d", "-c", conf_path.c_str(), static_cast<char*>(nullptr));
-                ::_exit(127);
-            }
-            if (wait_ready())
-                return;
-            stop_process();
-        }
-        throw std::runtime_error("tinyproxy did not start: " + log());
+        return tmpl;
     }
 
-    bool wait_ready()
+    // Writes the configuration for `port`; tinyproxy runs in the foreground.
+    std::function<std::vector<std::string>(unsigned short)> command() const
     {
-        const auto deadline = std::chrono::steady_clock::now() + 20s;
-        while (std::chrono::steady_clock::now() < deadline)
-        {
-            int status = 0;
-            if (::waitpid(pid_, &status, WNOHANG) == pid_)
-            {
-                pid_ = -1;
-                return false;  // could not bind (the port was taken): try another
-            }
-            if (probe().find("tinyproxy") != std::string::npos)
-                return true;
-            std::this_thread::sleep_for(10ms);
-        }
-        return false;
+        return [auth = auth_, dir = dir_](unsigned short port) {
+            std::string conf = "Port " + std::to_string(port) + "\nListen 127.0.0.1\nTimeout 60\nMaxClients 64\n"
+                               "Allow 127.0.0.1\nLogLevel Info\nLogFile \"" + dir + "/tinyproxy.log\"\n";
+            if (auth)
+                conf += std::string("BasicAuth ") + proxy_user + " " + proxy_password + "\n";
+            dd_test::write_file(dir + "/tinyproxy.conf", conf);
+            return std::vector<std::string>{tinyproxy_exe, "-d", "-c", dir + "/tinyproxy.conf"};
+        };
     }
 
     // GET / straight to the proxy: tinyproxy answers with its own error page.
-    std::string probe() const
+    static std::function<bool(unsigned short)> ready()
     {
-        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        if (fd < 0)
-            return {};
-        timeval tv{2, 0};
-        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(port_);
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        std::string out;
-        if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0)
-        {
-            const std::string req = "GET / HTTP/1.0\r\n\r\n";
-            if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size()))
-            {
-                char buf[2048];
-                for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-                    out.append(buf, static_cast<std::size_t>(n));
-            }
-        }
-        ::close(fd);
-        return out;
-    }
-
-    void stop_process()
-    {
-        if (pid_ > 0)
-        {
-            ::kill(pid_, SIGTERM);
-            int status = 0;
-            ::waitpid(pid_, &status, 0);
-            pid_ = -1;
-        }
-    }
-
-    void stop()
-    {
-        stop_process();
-        if (!dir_.empty() && std::getenv("DD_KEEP_TEST_DIR") == nullptr)
-            std::system(("rm -rf '" + dir_ + "'").c_str());
+        return [](unsigned short port) {
+            return dd_test::ask_local_server(port, "GET / HTTP/1.0\r\n\r\n").find("tinyproxy") != std::string::npos;
+        };
     }
 
     bool auth_;
     std::string dir_;
-    unsigned short port_ = 0;
-    pid_t pid_ = -1;
+    dd_test::server_process proc_;
 };
 
 bool have_tinyproxy() { return ::access(tinyproxy_exe, X_OK) == 0; }

@@ -1,7 +1,8 @@
 // Issue 16: several processes, one API key, one sandbox store whose bucket is
 // time-compressed (40 points per 0.5 s). Each process runs the scheduler_load
 // workload (3 GETs for each PATCH, retries off) with its client's points in
-// shared memory (rate_limit_store::shared_memory). Outcomes only: zero 429
+// shared memory (rate_limit_store::shared_memory), or in a redis-server this
+// program starts on a free port (rate_limit_store::redis). Outcomes only: zero 429
 // answers in every process, every request served once. How much of the budget
 // the processes use together is a benchmark figure
 // (benchmarks/scheduler/multiprocess_bench.cpp).
@@ -15,6 +16,7 @@
 #include "run.hpp"
 #include "sandbox_process.hpp"
 #include "scheduler_load.hpp"
+#include "server_process.hpp"
 
 #include <gtest/gtest.h>
 
@@ -47,23 +49,28 @@ TEST(shared_store_processes, DISABLED_worker)
 {
     const std::string out = env("DD_WORKER_OUT");
     if (out.empty())
-        GTEST_SKIP() << "started by shared_store_processes.four_processes_never_see_a_429";
+        GTEST_SKIP() << "started by the other shared_store_processes tests";
+    namespace dd = digital_delivery;
+    dd::redis_store_params redis;
+    auto store = dd::rate_limit_store::shared_memory;
+    if (const std::string port = env("DD_WORKER_REDIS_PORT"); !port.empty())
+    {
+        store = dd::rate_limit_store::redis;
+        redis.port = static_cast<std::uint16_t>(std::stoi(port));
+        redis.key_prefix = env("DD_WORKER_REDIS_PREFIX");
+    }
     const auto r = dd_test::run_scheduler_load(env("DD_WORKER_URL"), env("DD_WORKER_KEY"), 40, 0.5, requests_per_process, true,
-                                               [](boost::asio::io_context& ioc) { dd_test::run(ioc); },
-                                               digital_delivery::rate_limit_store::shared_memory);
+                                               [](boost::asio::io_context& ioc) { dd_test::run(ioc); }, store, redis);
     std::ofstream f(out);
     f << r.setup_ok << ' ' << r.ok << ' ' << r.failed << ' ' << r.refused_429 << ' ' << r.responses << '\n';
 }
 
-TEST(shared_store_processes, four_processes_never_see_a_429)
+namespace {
+
+// Runs `n` workers on one sandbox store; `extra`: more environment
+// (DD_WORKER_REDIS_*: the Redis store). Checks their outcomes.
+void run_workers(int n, const dd_test::sandbox_process::store& store, const std::vector<std::string>& extra)
 {
-    const auto store = dd_test::sandbox_process::shared().create_store(
-        {"--rate-limit-points", "40", "--rate-limit-window-seconds", "0.5", "--seed-orders", "5"});
-    // A key of this run only: its shared-memory object is new, and removed at the end.
-    const std::string shm = digital_delivery::detail::shm_store_name(
-        digital_delivery::detail::normalise_base_url(store.base_url), store.api_key);
-    ::shm_unlink(shm.c_str());
-    constexpr int n = 4;
     std::vector<pid_t> pids;
     std::vector<std::string> outs;
     const std::string tmp = ::testing::TempDir();
@@ -73,6 +80,7 @@ TEST(shared_store_processes, four_processes_never_see_a_429)
         std::remove(outs.back().c_str());
         std::vector<std::string> envs = {"DD_WORKER_OUT=" + outs.back(), "DD_WORKER_URL=" + store.base_url,
                                          "DD_WORKER_KEY=" + store.api_key};
+        envs.insert(envs.end(), extra.begin(), extra.end());
         for (char** e = environ; *e; ++e)
             if (std::string_view(*e).rfind("DD_WORKER_", 0) != 0 && std::string_view(*e).rfind("GTEST_", 0) != 0)
                 envs.emplace_back(*e);
@@ -106,9 +114,33 @@ TEST(shared_store_processes, four_processes_never_see_a_429)
         total_responses += responses;
         std::remove(o.c_str());
     }
-    ::shm_unlink(shm.c_str());
     EXPECT_EQ(total_429, 0) << "one budget shared by " << n << " processes";
     EXPECT_EQ(total_failed, 0);
     EXPECT_EQ(total_ok, n * requests_per_process);
     EXPECT_EQ(total_responses, n * requests_per_process) << "nothing resent, nothing lost";
+}
+
+}  // namespace
+
+TEST(shared_store_processes, four_processes_never_see_a_429)
+{
+    const auto store = dd_test::sandbox_process::shared().create_store(
+        {"--rate-limit-points", "40", "--rate-limit-window-seconds", "0.5", "--seed-orders", "5"});
+    // A key of this run only: its shared-memory object is new, and removed at the end.
+    const std::string shm = digital_delivery::detail::shm_store_name(
+        digital_delivery::detail::normalise_base_url(store.base_url), store.api_key);
+    ::shm_unlink(shm.c_str());
+    run_workers(4, store, {});
+    ::shm_unlink(shm.c_str());
+}
+
+TEST(shared_store_processes, four_processes_on_redis_never_see_a_429)
+{
+    if (!dd_test::have_redis_server())
+        GTEST_SKIP() << dd_test::redis_server_exe << " is not installed (tests/install_deps.sh installs it)";
+    dd_test::redis_server redis;
+    const auto store = dd_test::sandbox_process::shared().create_store(
+        {"--rate-limit-points", "40", "--rate-limit-window-seconds", "0.5", "--seed-orders", "5"});
+    run_workers(4, store, {"DD_WORKER_REDIS_PORT=" + std::to_string(redis.port()),
+                           "DD_WORKER_REDIS_PREFIX=dd-test:" + std::to_string(::getpid()) + ":"});
 }

@@ -6,6 +6,8 @@
 #define DIGITAL_DELIVERY_IMPL_RATE_LIMITER_IPP
 
 #include <digital_delivery/impl/internal/rate_limiter.hpp>
+#include <digital_delivery/impl/internal/redis_link.hpp>
+#include <digital_delivery/impl/internal/redis_store.hpp>
 #include <digital_delivery/impl/internal/shm_store.hpp>
 
 #include <boost/asio/append.hpp>
@@ -54,9 +56,12 @@ struct limiter_batch
     std::vector<throttle_event> events;
     std::function<void(const throttle_event&)> hook;
     std::vector<std::weak_ptr<observer>> observers;
+    std::function<void()> store_call;  // a Redis exchange to start (outside the lock)
 
     void deliver()
     {
+        if (store_call)
+            store_call();
         for (auto& c : completions)
             boost::asio::post(c.ex, boost::asio::append(std::move(c.handler), c.ec));
         if (hook)
@@ -102,6 +107,9 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     std::string store_name;    // the shared store's name (a hash); empty: in-process
     clock::time_point store_retry_at{};
     bool store_reported_down = false;
+    // rate_limit_store::redis: the bucket's view and its connection.
+    std::shared_ptr<redis_points> redis;
+    std::shared_ptr<redis_link> link;
 
     clock::time_point now() const { return now_fn ? now_fn() : clock::now(); }
 
@@ -124,36 +132,102 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     {
         if (store_name.empty() || core.uses_shared_source() || now < store_retry_at)
             return;
+        if (redis)
+        {
+            // Redis: probe with an empty call; its reply restores the store.
+            if (redis->in_flight())
+                return;
+            store_retry_at = now + std::chrono::duration_cast<clock::duration>(params.store_retry_interval);
+            redis->reset(now);
+            send_exchange(redis->start_exchange(now), b);
+            return;
+        }
         std::string why;
         std::shared_ptr<points_source> src;
         if (params.store == rate_limit_store::shared_memory)
             if (auto seg = shm_segment::open(store_name, why))
                 src = std::make_shared<shm_points>(std::move(seg), params.capacity, params.window,
                                                    params.hold_refill_until_response);
+        if (src)
+            store_up(std::move(src), now, b);
+        else
+            store_down(std::move(why), now, b);
+    }
+
+    void store_up(std::shared_ptr<points_source> src, clock::time_point now, limiter_batch& b)
+    {
+        core.use_source(std::move(src));
+        if (!store_reported_down)
+            return;
+        store_reported_down = false;
         throttle_event e;
+        e.what = throttle_event::kind::store_restored;
         e.until = now;
         e.waiting = core.queued();
-        if (src)
-        {
-            core.use_source(std::move(src));
-            if (!store_reported_down)
-                return;
-            store_reported_down = false;
-            e.what = throttle_event::kind::store_restored;
-        }
-        else
-        {
-            store_retry_at = now + std::chrono::duration_cast<clock::duration>(params.store_retry_interval);
-            if (store_reported_down)
-                return;
-            store_reported_down = true;
-            const double share = std::clamp(params.fallback_share, 0.0, 1.0);
-            core.local_bucket().set_capacity(std::max(params.capacity * share, 1.0), now);
-            e.what = throttle_event::kind::store_unavailable;
-            e.message = std::move(why);
-        }
         b.events.push_back(std::move(e));
         b.hook = hook;
+    }
+
+    void store_down(std::string why, clock::time_point now, limiter_batch& b)
+    {
+        core.use_source(nullptr);
+        store_retry_at = now + std::chrono::duration_cast<clock::duration>(params.store_retry_interval);
+        if (store_reported_down)
+            return;
+        store_reported_down = true;
+        const double share = std::clamp(params.fallback_share, 0.0, 1.0);
+        core.local_bucket().set_capacity(std::max(params.capacity * share, 1.0), now);
+        throttle_event e;
+        e.what = throttle_event::kind::store_unavailable;
+        e.until = now;
+        e.waiting = core.queued();
+        e.message = std::move(why);
+        b.events.push_back(std::move(e));
+        b.hook = hook;
+    }
+
+    // Redis: sends what the bucket has to say (one call in flight at most).
+    void pump(clock::time_point now, limiter_batch& b)
+    {
+        if (!redis || !core.uses_shared_source())
+            return;
+        redis->return_leftover();
+        if (redis->wants_exchange(now))
+            send_exchange(redis->start_exchange(now), b);
+    }
+
+    void send_exchange(const gcra_request& req, limiter_batch& b)
+    {
+        auto args = gcra_arguments(req, redis->capacity(), params.window, params.hold_refill_until_response);
+        b.store_call = [l = link, args = std::move(args), ws = weak_from_this()]() mutable {
+            l->async_exchange(std::move(args), [ws](redis_exchange_result r) {
+                if (auto s = ws.lock())
+                    s->on_exchange(std::move(r));
+            });
+        };
+    }
+
+    void on_exchange(redis_exchange_result r)
+    {
+        limiter_batch b;
+        {
+            std::lock_guard<std::mutex> lk(mtx);
+            const auto t = now();
+            if (r.reply)
+            {
+                redis->on_reply(*r.reply, t);
+                if (!core.uses_shared_source())
+                    store_up(redis, t, b);
+            }
+            else
+            {
+                redis->on_failure();
+                if (core.uses_shared_source() || !store_reported_down)
+                    store_down(std::move(r.why), t, b);
+            }
+            process(t, b);
+        }
+        b.deliver();
     }
 
     void finish(std::uint64_t id, error_code ec, limiter_batch& b)
@@ -185,16 +259,21 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     {
         connect_store(now, b);
         scratch.clear();
+        if (redis)
+            redis->clear_want();  // the poll decides it afresh
         core.poll(now, scratch);
         for (const auto& o : scratch)
             finish(o.id, o.granted ? error_code() : make_error_code(client_errc::rate_limit_wait_exceeds_deadline), b);
         note_resumed(now, b);
+        pump(now, b);
         rearm(now);
     }
 
     void rearm(clock::time_point now)
     {
         auto wake = core.next_wake(now);
+        if (wake && redis && core.uses_shared_source() && redis->in_flight())
+            wake.reset();  // the reply re-runs the scheduler
         if (wake && !store_name.empty() && !core.uses_shared_source())
             wake = std::min(*wake, std::max(store_retry_at, now));  // waiters retry the store too
         auto current = armed.lock();
@@ -539,6 +618,36 @@ DIGITAL_DELIVERY_DECL std::size_t limiter_registry_size()
     return reg.map.size();
 }
 
+// A bucket with params.store attached (not registered).
+inline std::shared_ptr<limiter_state> make_store_bucket(
+    const rate_limiter::executor_type& ex,
+    std::string_view base_url,
+    std::string_view api_key,
+    const rate_limit_params& params,
+    limiter_batch& b
+)
+{
+    auto st = std::make_shared<detail::limiter_state>(params, rate_limiter::clock_fn{});
+    if (params.enabled && params.store == rate_limit_store::shared_memory)
+    {
+        st->store_name = detail::shm_store_name(normalise_base_url(base_url), api_key);
+        std::lock_guard<std::mutex> lk(st->mtx);
+        st->connect_store(st->now(), b);
+    }
+    else if (params.enabled && params.store == rate_limit_store::redis)
+    {
+        // Used at once: the first waiters wait for the first reply (or for
+        // its failure, then the fallback bucket serves them).
+        st->store_name = detail::store_key_digest(normalise_base_url(base_url), api_key);
+        std::lock_guard<std::mutex> lk(st->mtx);
+        st->redis = std::make_shared<detail::redis_points>(params.capacity, params.window,
+                                                          params.hold_refill_until_response, st->now());
+        st->link = std::make_shared<detail::redis_link>(ex, params.redis, params.redis.key_prefix + st->store_name);
+        st->core.use_source(st->redis);
+    }
+    return st;
+}
+
 DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
     rate_limiter::executor_type ex,
     std::string_view base_url,
@@ -556,17 +665,24 @@ DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
         st = slot.lock();
         if (!st)
         {
-            st = std::make_shared<detail::limiter_state>(params, rate_limiter::clock_fn{});
+            st = make_store_bucket(ex, base_url, api_key, params, b);
             st->registry_key = key;
-            if (params.enabled && params.store != rate_limit_store::in_process)
-            {
-                st->store_name = detail::shm_store_name(normalise_base_url(base_url), api_key);
-                std::lock_guard<std::mutex> lk2(st->mtx);
-                st->connect_store(st->now(), b);
-            }
             slot = st;
         }
     }
+    b.deliver();
+    return std::make_shared<rate_limiter>(std::move(ex), std::move(st));
+}
+
+DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> unshared_rate_limiter(
+    rate_limiter::executor_type ex,
+    std::string_view base_url,
+    std::string_view api_key,
+    const rate_limit_params& params
+)
+{
+    detail::limiter_batch b;
+    auto st = make_store_bucket(ex, base_url, api_key, params, b);
     b.deliver();
     return std::make_shared<rate_limiter>(std::move(ex), std::move(st));
 }

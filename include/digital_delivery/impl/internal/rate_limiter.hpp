@@ -213,13 +213,24 @@ private:
 /// used; later calls' params are ignored. The bucket lives as long as a handle
 /// does, and removes its registry entry when it dies (construction is O(1)).
 /// With params.store == shared_memory the bucket takes its points from the
-/// host-wide shared-memory store of the pair (shm_store.hpp), or from a
+/// host-wide shared-memory store of the pair (shm_store.hpp), with redis from
+/// the Redis store (redis_store.hpp, redis_link.hpp, on `ex`), or from a
 /// fallback bucket while that store cannot be used. Each handle's timer runs on `ex`.
 DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
     rate_limiter::executor_type ex,
     std::string_view base_url,
     std::string_view api_key,
     const rate_limit_params& params = {}
+);
+
+/// A bucket of its own for (base_url, api_key), outside the registry, with
+/// params.store attached like shared_rate_limiter's: tests and benchmarks
+/// standing for several hosts in one process.
+DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> unshared_rate_limiter(
+    rate_limiter::executor_type ex,
+    std::string_view base_url,
+    std::string_view api_key,
+    const rate_limit_params& params
 );
 
 /// Entries in the process-wide registry (one per live shared bucket: a

@@ -123,6 +123,27 @@ private:
     std::uint64_t len_ = 0;
 };
 
+/// 32 hex digits of SHA-256(normalised base URL, API key): the name of a
+/// shared store (shared memory, Redis), from which the key cannot be read back.
+inline std::string store_key_digest(std::string_view normalised_base_url, std::string_view api_key)
+{
+    sha256 h;
+    h.update("digital_delivery rate-limit store v1");
+    h.update(std::string_view("\0", 1));
+    h.update(normalised_base_url);
+    h.update(std::string_view("\0", 1));
+    h.update(api_key);
+    const auto d = h.finish();
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string hex;
+    for (int i = 0; i < 16; ++i)
+    {
+        hex += digits[d[i] >> 4];
+        hex += digits[d[i] & 15];
+    }
+    return hex;
+}
+
 }  // namespace detail
 }  // namespace digital_delivery
 

@@ -49,21 +49,7 @@ struct shm_layout
 /// The shared-memory object's name for (normalised base URL, API key).
 inline std::string shm_store_name(std::string_view normalised_base_url, std::string_view api_key)
 {
-    sha256 h;
-    h.update("digital_delivery rate-limit store v1");
-    h.update(std::string_view("\0", 1));
-    h.update(normalised_base_url);
-    h.update(std::string_view("\0", 1));
-    h.update(api_key);
-    const auto d = h.finish();
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string name = "/digital_delivery.rl.";
-    for (int i = 0; i < 16; ++i)
-    {
-        name += digits[d[i] >> 4];
-        name += digits[d[i] & 15];
-    }
-    return name;
+    return "/digital_delivery.rl." + store_key_digest(normalised_base_url, api_key);
 }
 
 /// One mapping of a store's segment.
