@@ -16,6 +16,7 @@
 #include <boost/asio/post.hpp>
 #include <digital_delivery/detail/clock.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <mutex>
@@ -74,7 +75,7 @@ struct limiter_batch
     }
 };
 
-inline scheduler_config to_config(const rate_limit_params& p)
+inline scheduler_config to_config(const limiter_settings& p)
 {
     scheduler_config c;
     c.capacity = p.capacity;
@@ -85,25 +86,26 @@ inline scheduler_config to_config(const rate_limit_params& p)
     return c;
 }
 
-inline void unregister_limiter(const std::string& key) noexcept;
+inline void unregister_limiter(const registry_key& key) noexcept;
 
 struct limiter_state : std::enable_shared_from_this<limiter_state>
 {
     using clock = detail::clock;
 
     limiter_state(const rate_limit_params& p, rate_limiter::clock_fn c)
-        : params(p), now_fn(std::move(c)), core(to_config(p), now()), hook(p.on_throttle)
+        : params(p), now_fn(std::move(c)), core(to_config(params), now()), hook(p.on_throttle)
     {
     }
     ~limiter_state()
     {
-        if (!registry_key.empty())
-            unregister_limiter(registry_key);
+        if (registered)
+            unregister_limiter(key);
     }
     limiter_state(const limiter_state&) = delete;
     limiter_state& operator=(const limiter_state&) = delete;
 
-    std::string registry_key;  // empty: a private bucket, not in the registry
+    registry_key key;          // its registry entry's key, when registered
+    bool registered = false;   // false: a private bucket, not in the registry
     std::string store_name;    // the shared store's name (a hash); empty: in-process
     clock::time_point store_retry_at{};
     bool store_reported_down = false;
@@ -113,7 +115,7 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
 
     clock::time_point now() const { return now_fn ? now_fn() : clock::now(); }
 
-    rate_limit_params params;
+    limiter_settings params;
     rate_limiter::clock_fn now_fn;
     mutable std::mutex mtx;
     scheduler_core core;
@@ -344,7 +346,11 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
 struct limiter_registry
 {
     std::mutex mtx;
-    std::unordered_map<std::string, std::weak_ptr<limiter_state>> map;
+    struct hash
+    {
+        std::size_t operator()(const registry_key& k) const noexcept { return static_cast<std::size_t>(k.a ^ (k.b * 31)); }
+    };
+    std::unordered_map<registry_key, std::weak_ptr<limiter_state>, hash> map;
 };
 
 // Never destroyed: a bucket owned by a static client may die after main().
@@ -358,7 +364,7 @@ inline limiter_registry& get_limiter_registry()
 // client costs O(1) (the registry never holds dead entries to sweep). The
 // entry may already name a newer bucket of the same key, created between our
 // last handle going away and this destructor: then it stays.
-inline void unregister_limiter(const std::string& key) noexcept
+inline void unregister_limiter(const registry_key& key) noexcept
 {
     auto& reg = get_limiter_registry();
     std::lock_guard<std::mutex> lk(reg.mtx);
@@ -579,7 +585,7 @@ DIGITAL_DELIVERY_DECL double rate_limiter::reserved() const
     return state_->core.reserved();
 }
 
-DIGITAL_DELIVERY_DECL const rate_limit_params& rate_limiter::params() const noexcept { return state_->params; }
+DIGITAL_DELIVERY_DECL const limiter_settings& rate_limiter::params() const noexcept { return state_->params; }
 
 DIGITAL_DELIVERY_DECL std::string normalise_base_url(std::string_view base_url)
 {
@@ -594,21 +600,19 @@ DIGITAL_DELIVERY_DECL std::string normalise_base_url(std::string_view base_url)
     return url;
 }
 
-DIGITAL_DELIVERY_DECL std::string rate_limiter_registry_key(std::string_view base_url, std::string_view api_key)
+DIGITAL_DELIVERY_DECL registry_key rate_limiter_registry_key(std::string_view base_url, std::string_view api_key)
 {
-    std::string url = normalise_base_url(base_url);
-
     static const std::pair<std::uint64_t, std::uint64_t> salt = [] {
         std::random_device rd;
         return std::pair<std::uint64_t, std::uint64_t>((std::uint64_t(rd()) << 32) ^ rd(), (std::uint64_t(rd()) << 32) ^ rd());
     }();
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out = std::move(url);
-    out += '#';
-    for (std::uint64_t h : {detail::fnv1a(api_key, salt.first), detail::fnv1a(api_key, salt.second)})
-        for (int i = 60; i >= 0; i -= 4)
-            out += hex[(h >> i) & 0xf];
-    return out;
+    // The URL, a separator no URL holds, the key: distinct pairs hash apart.
+    std::string text = normalise_base_url(base_url);
+    text += '\0';
+    text += api_key;
+    registry_key k{detail::fnv1a(text, salt.first), detail::fnv1a(text, salt.second)};
+    std::fill(text.begin(), text.end(), '\0');  // the key does not linger in freed memory
+    return k;
 }
 
 DIGITAL_DELIVERY_DECL std::size_t limiter_registry_size()
@@ -655,7 +659,7 @@ DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
     const rate_limit_params& params
 )
 {
-    const std::string key = rate_limiter_registry_key(base_url, api_key);
+    const registry_key key = rate_limiter_registry_key(base_url, api_key);
     auto& reg = detail::get_limiter_registry();
     std::shared_ptr<detail::limiter_state> st;
     detail::limiter_batch b;
@@ -666,7 +670,8 @@ DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
         if (!st)
         {
             st = make_store_bucket(ex, base_url, api_key, params, b);
-            st->registry_key = key;
+            st->key = key;
+            st->registered = true;
             slot = st;
         }
     }

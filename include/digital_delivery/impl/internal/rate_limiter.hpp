@@ -56,6 +56,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -74,6 +75,32 @@ struct limiter_state;
 struct limiter_driver;
 
 /// A handle on one (shared) rate-limit bucket and its scheduler.
+/// What a bucket keeps of the rate_limit_params it was made with: all but the
+/// Redis connection settings (the bucket's Redis link keeps those) and the
+/// throttle hook (kept apart, replaceable), so that a bucket per API key
+/// stays small (many clients of distinct keys in one process).
+struct limiter_settings
+{
+    explicit limiter_settings(const rate_limit_params& p) noexcept
+        : capacity(p.capacity), window(p.window), max_retry_after(p.max_retry_after),
+          aging_interval(p.aging_interval), fallback_share(p.fallback_share),
+          store_retry_interval(p.store_retry_interval), store(p.store), enabled(p.enabled),
+          follow_server_headers(p.follow_server_headers), hold_refill_until_response(p.hold_refill_until_response)
+    {
+    }
+
+    double capacity;
+    std::chrono::duration<double> window;
+    std::chrono::milliseconds max_retry_after;
+    std::chrono::milliseconds aging_interval;
+    double fallback_share;
+    std::chrono::milliseconds store_retry_interval;
+    rate_limit_store store;
+    bool enabled;
+    bool follow_server_headers;
+    bool hold_refill_until_response;
+};
+
 class rate_limiter
 {
 public:
@@ -173,7 +200,7 @@ public:
     DIGITAL_DELIVERY_DECL double reserved() const;
 
     /// The parameters of the bucket (the first creator's for a shared bucket).
-    DIGITAL_DELIVERY_DECL const rate_limit_params& params() const noexcept;
+    DIGITAL_DELIVERY_DECL const limiter_settings& params() const noexcept;
 
     /// Internal: a handle on an existing bucket (used by shared_rate_limiter).
     DIGITAL_DELIVERY_DECL rate_limiter(executor_type ex, std::shared_ptr<detail::limiter_state> st);
@@ -240,10 +267,16 @@ DIGITAL_DELIVERY_DECL std::size_t limiter_registry_size();
 /// The base URL with scheme and host lower-cased and trailing '/' removed.
 DIGITAL_DELIVERY_DECL std::string normalise_base_url(std::string_view base_url);
 
-/// The registry key for (base_url, api_key): the base URL (scheme and host
-/// lower-cased, trailing '/' removed) + '#' + 32 hex digits of a salted hash of
-/// the key. Safe to log.
-DIGITAL_DELIVERY_DECL std::string rate_limiter_registry_key(std::string_view base_url, std::string_view api_key);
+/// The registry key for (base_url, api_key): 128 bits of a hash, salted per
+/// process, of the base URL (scheme and host lower-cased, trailing '/'
+/// removed) and the key. Fixed size, so that a bucket and its registry entry
+/// hold no string; the key cannot be read back from it.
+struct registry_key
+{
+    std::uint64_t a = 0, b = 0;
+    bool operator==(const registry_key&) const = default;
+};
+DIGITAL_DELIVERY_DECL registry_key rate_limiter_registry_key(std::string_view base_url, std::string_view api_key);
 
 }  // namespace detail
 }  // namespace digital_delivery
