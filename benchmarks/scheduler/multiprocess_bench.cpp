@@ -20,7 +20,8 @@
 // utilisation = points served / points the server's bucket allowed from the
 // first request of any process to the last completion of any (capacity + refill).
 //
-//   multiprocess_bench [requests per process=200] [window_seconds=0.5] [all|redis]
+//   multiprocess_bench [requests per process=200] [window_seconds=0.5] [all|redis|shared] [N]
+//   (shared: the two shared stores without the baseline rows; N: that number of processes only)
 //
 // `redis`: the Redis rows only. The workers are this program again:
 // `multiprocess_bench --worker URL KEY STORE CAPACITY REQUESTS WINDOW` (STORE: shm, local or
@@ -79,7 +80,12 @@ int main(int argc, char** argv)
         return worker(argv);
     const int requests = argc > 1 ? std::atoi(argv[1]) : 200;
     const double window = argc > 2 ? std::atof(argv[2]) : 0.5;
-    const bool redis_only = argc > 3 && std::string(argv[3]) == "redis";
+    // argv[3]: "redis" (Redis rows only), "shared" (the shared stores, no
+    // baseline rows) or "all"; argv[4]: one N only (the real window is long).
+    const std::string which = argc > 3 ? argv[3] : "all";
+    const bool redis_only = which == "redis";
+    const bool shared_only = which == "shared";
+    const int only_n = argc > 4 ? std::atoi(argv[4]) : 0;
     constexpr double capacity = 40;
     auto& sandbox = dd_test::sandbox_process::shared();
     std::unique_ptr<dd_test::redis_server> redis;
@@ -94,7 +100,8 @@ int main(int argc, char** argv)
         {
             if (n == 1 && config != 0)
                 continue;  // the three are the same with one process
-            if ((config == 3 && !redis) || (redis_only && config != 3))
+            if ((config == 3 && !redis) || (redis_only && config != 3) || (shared_only && (config == 1 || config == 2)) ||
+                (only_n != 0 && n != only_n))
                 continue;
             const auto store = sandbox.create_store({"--rate-limit-points", "40", "--rate-limit-window-seconds",
                                                      std::to_string(window), "--seed-orders", "5"});
