@@ -95,6 +95,10 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
     params.rate_limit.store = store;
     params.rate_limit.redis = redis;
     params.retry.enabled = false;  // a 429 must not hide behind a successful retry
+    // A bulk job: every request starts at once and may wait for most of the
+    // run (with the API's 60 s window, minutes), longer than the default
+    // per-request deadline (docs/operations.md).
+    params.operation_timeout = std::chrono::milliseconds(0);
     dd::client client(transport, std::move(params));
 
     scheduler_load_result out;
