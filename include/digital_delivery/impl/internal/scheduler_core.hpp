@@ -82,8 +82,6 @@ public:
     /// The local bucket (the only one, or the fallback of a shared store).
     token_bucket& local_bucket() noexcept { return bucket_; }
 
-    /// Asks for `cost` points for waiter `id` (unique among queued waiters).
-    /// A cost above the capacity is treated as the capacity.
     /// Grants `cost` at once if no waiter would go first, no 429 pause holds
     /// and the source has the points; else changes nothing.
     bool try_grant(double cost, priority prio, time_point now)
@@ -97,6 +95,8 @@ public:
         return true;
     }
 
+    /// Asks for `cost` points for waiter `id` (unique among queued waiters).
+    /// A cost above the capacity is treated as the capacity.
     acquire_status acquire(
         waiter_id id,
         double cost,
