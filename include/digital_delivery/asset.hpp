@@ -14,6 +14,7 @@
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/open_enum.hpp>
 #include <digital_delivery/pagination.hpp>
+#include <digital_delivery/string_ref.hpp>
 #include <digital_delivery/timestamp.hpp>
 
 #include <boost/describe/class.hpp>
@@ -99,9 +100,11 @@ BOOST_DESCRIBE_STRUCT(upload_handle, (), (method, url, headers, expires_at))
 
 // ---- request bodies and queries ---------------------------------------------
 //
-// Request models refer to the caller's strings (string_view, span): the
-// request is built before the call returns, so they may be temporaries of the
-// calling expression, braced in a co_await (docs/operations.md).
+// Request models refer to the caller's strings (dd::string_ref, dd::id_list):
+// the request is built before the call returns, so literals and named strings
+// are fine, braced in a co_await too; a temporary std::string or container
+// assigned to a field would be gone by then and does not compile
+// (docs/operations.md#lifetimes-views-in-copies-inside).
 
 /// POST /assets body (`{"asset": {...}}`). Only the fields you set are sent.
 ///  - internal: filename and byte_size (1 .. 2147483648) required; content_type optional;
@@ -110,11 +113,11 @@ BOOST_DESCRIBE_STRUCT(upload_handle, (), (method, url, headers, expires_at))
 struct new_asset
 {
     asset_type type{asset_type::internal};
-    std::optional<std::string_view> filename;
+    std::optional<string_ref> filename;
     std::optional<std::int64_t> byte_size;
-    std::optional<std::string_view> content_type;
-    std::optional<std::string_view> external_url;
-    std::optional<std::string_view> name;
+    std::optional<string_ref> content_type;
+    std::optional<string_ref> external_url;
+    std::optional<string_ref> name;
     std::optional<bool> watermark_asset;
     std::optional<bool> autogenerate_licence_key;
 };
@@ -127,8 +130,8 @@ BOOST_DESCRIBE_STRUCT(
 /// PATCH /assets/{id} body. Only the fields you set are sent.
 struct asset_update
 {
-    std::optional<std::string_view> name;
-    std::optional<std::string_view> external_url;  ///< external assets only; must not be blank.
+    std::optional<string_ref> name;
+    std::optional<string_ref> external_url;  ///< external assets only; must not be blank.
     std::optional<bool> watermark_asset;
     std::optional<bool> autogenerate_licence_key;  ///< licence assets only.
 };
@@ -137,16 +140,16 @@ BOOST_DESCRIBE_STRUCT(asset_update, (), (name, external_url, watermark_asset, au
 /// POST /assets/{id}/replace body (Beta).
 struct asset_replacement
 {
-    std::string_view filename;
+    string_ref filename;
     std::int64_t byte_size{};  ///< 1 .. 2147483648.
-    std::optional<std::string_view> content_type;
+    std::optional<string_ref> content_type;
 };
 BOOST_DESCRIBE_STRUCT(asset_replacement, (), (filename, byte_size, content_type))
 
 /// GET /assets query. Unset fields are not sent.
 struct asset_query
 {
-    std::optional<std::string_view> q;        ///< Partial, case-insensitive match on name or filename.
+    std::optional<string_ref> q;        ///< Partial, case-insensitive match on name or filename.
     std::optional<asset_type> type;      ///< The API accepts external and licence only.
     std::optional<std::int32_t> page;    ///< >= 1 (server default 1).
     std::optional<std::int32_t> per_page;  ///< 1 .. 250 (server default 25).

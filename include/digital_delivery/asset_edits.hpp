@@ -61,9 +61,11 @@
 #include <digital_delivery/workflow_error.hpp>
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/digital_product.hpp>
+#include <digital_delivery/id_list.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/detail/trailing_args.hpp>
 #include <digital_delivery/request_options.hpp>
+#include <digital_delivery/string_ref.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/async_result.hpp>
@@ -139,12 +141,12 @@ struct asset_edit_initiation
 };
 
 template <class Trailing>
-auto initiate_asset_edit(client& c, std::string_view id, std::vector<std::string> ids, asset_edit_kind kind, Trailing t)
+auto initiate_asset_edit(client& c, std::string_view id, id_list ids, asset_edit_kind kind, Trailing t)
 {
     const asset_edit_options* o = t.op_options();
     const request_options* r = t.options();
     return t.template initiate<void(error_code, digital_product)>(
-        asset_edit_initiation{}, access::impl(c), std::string(id), std::move(ids), kind,
+        asset_edit_initiation{}, access::impl(c), std::string(id), std::vector<std::string>(ids.begin(), ids.end()), kind,
         o ? *o : asset_edit_options{}, stored_request_options(r)
     );
 }
@@ -158,11 +160,11 @@ auto initiate_asset_edit(client& c, std::string_view id, std::vector<std::string
 /// diagnostics apply to each request (GET, GET, PATCH), the deadline to the
 /// whole operation.
 template <class... Rest>
-    requires(detail::trailing<asset_edit_options, Rest...>::template valid<std::vector<std::string>>())
-auto async_add_assets(client& c, std::string_view digital_product_id, std::vector<std::string> asset_ids, Rest&&... rest)
+    requires(detail::trailing<asset_edit_options, Rest...>::template valid<id_list>())
+auto async_add_assets(client& c, string_ref digital_product_id, id_list asset_ids, Rest&&... rest)
 {
     return detail::initiate_asset_edit(
-        c, digital_product_id, std::move(asset_ids), detail::asset_edit_kind::add,
+        c, digital_product_id, asset_ids, detail::asset_edit_kind::add,
         detail::make_trailing<asset_edit_options>(std::forward<Rest>(rest)...)
     );
 }
@@ -171,11 +173,11 @@ auto async_add_assets(client& c, std::string_view digital_product_id, std::vecto
 /// full list). NOT atomic: see the file comment. Same call shape as
 /// async_add_assets.
 template <class... Rest>
-    requires(detail::trailing<asset_edit_options, Rest...>::template valid<std::vector<std::string>>())
-auto async_remove_assets(client& c, std::string_view digital_product_id, std::vector<std::string> asset_ids, Rest&&... rest)
+    requires(detail::trailing<asset_edit_options, Rest...>::template valid<id_list>())
+auto async_remove_assets(client& c, string_ref digital_product_id, id_list asset_ids, Rest&&... rest)
 {
     return detail::initiate_asset_edit(
-        c, digital_product_id, std::move(asset_ids), detail::asset_edit_kind::remove,
+        c, digital_product_id, asset_ids, detail::asset_edit_kind::remove,
         detail::make_trailing<asset_edit_options>(std::forward<Rest>(rest)...)
     );
 }

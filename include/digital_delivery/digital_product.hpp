@@ -13,6 +13,7 @@
 #include <digital_delivery/id_list.hpp>
 #include <digital_delivery/asset.hpp>
 #include <digital_delivery/pagination.hpp>
+#include <digital_delivery/string_ref.hpp>
 #include <digital_delivery/timestamp.hpp>
 
 #include <boost/describe/class.hpp>
@@ -57,12 +58,12 @@ struct new_digital_product
     std::optional<std::int64_t> store_variant_id;  ///< Omit to link all variants.
     id_list asset_ids;
     std::optional<bool> upsert_always;
-    std::optional<std::string_view> custom_message;
+    std::optional<string_ref> custom_message;
     std::optional<bool> preorder_enabled;
     std::optional<timestamp> preorder_launch_date;
-    std::optional<std::string_view> preorder_subject;
-    std::optional<std::string_view> preorder_heading;
-    std::optional<std::string_view> preorder_description;
+    std::optional<string_ref> preorder_subject;
+    std::optional<string_ref> preorder_heading;
+    std::optional<string_ref> preorder_description;
 };
 BOOST_DESCRIBE_STRUCT(
     new_digital_product,
@@ -77,12 +78,12 @@ struct digital_product_update
 {
     std::optional<id_list> asset_ids;
     std::optional<bool> upsert_always;
-    std::optional<std::string_view> custom_message;
+    std::optional<string_ref> custom_message;
     std::optional<bool> preorder_enabled;
     std::optional<timestamp> preorder_launch_date;
-    std::optional<std::string_view> preorder_subject;
-    std::optional<std::string_view> preorder_heading;
-    std::optional<std::string_view> preorder_description;
+    std::optional<string_ref> preorder_subject;
+    std::optional<string_ref> preorder_heading;
+    std::optional<string_ref> preorder_description;
 };
 BOOST_DESCRIBE_STRUCT(
     digital_product_update,
@@ -94,8 +95,8 @@ BOOST_DESCRIBE_STRUCT(
 /// use {{ order.name }}, {{ customer.name }}, {{ shop.name }}.
 struct notify_buyers_request
 {
-    std::optional<std::string_view> subject;
-    std::optional<std::string_view> body;
+    std::optional<string_ref> subject;
+    std::optional<string_ref> body;
 };
 BOOST_DESCRIBE_STRUCT(notify_buyers_request, (), (subject, body))
 

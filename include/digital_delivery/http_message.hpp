@@ -13,6 +13,7 @@
 
 #include <digital_delivery/detail/config.hpp>
 #include <digital_delivery/error.hpp>
+#include <digital_delivery/string_ref.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/buffer.hpp>
@@ -47,10 +48,12 @@ DIGITAL_DELIVERY_DECL std::string_view to_string(http_method m) noexcept;
 class http_headers
 {
 public:
+    /// One field. In request_options::extra_headers its strings are views of
+    /// the caller's (a temporary std::string is refused: dd::string_ref).
     struct field
     {
-        std::string_view name;
-        std::string_view value;
+        string_ref name;
+        string_ref value;
     };
 
     /// Appends a field (duplicates allowed, as on the wire).

@@ -15,6 +15,7 @@
 #include <digital_delivery/asset.hpp>
 #include <digital_delivery/open_enum.hpp>
 #include <digital_delivery/pagination.hpp>
+#include <digital_delivery/string_ref.hpp>
 #include <digital_delivery/timestamp.hpp>
 
 #include <boost/describe/class.hpp>
@@ -75,11 +76,11 @@ BOOST_DESCRIBE_STRUCT(
 /// GET /orders query. Unset fields are not sent.
 struct order_query
 {
-    std::optional<std::string_view> q;      ///< Partial match on order name/number or email.
-    std::optional<std::string_view> email;  ///< Partial match on email.
+    std::optional<string_ref> q;      ///< Partial match on order name/number or email.
+    std::optional<string_ref> email;  ///< Partial match on email.
     std::optional<financial_status> status;
     std::optional<std::int64_t> store_product_id;
-    std::optional<std::string_view> digital_product_id;
+    std::optional<string_ref> digital_product_id;
     std::optional<date> created_at_min;  ///< Created on or after (YYYY-MM-DD).
     std::optional<date> created_at_max;  ///< Created on or before.
     std::optional<std::int32_t> page;      ///< >= 1.
@@ -102,7 +103,7 @@ BOOST_DESCRIBE_STRUCT(asset_ids_request, (), (asset_ids))
 /// POST /orders/{id}/notify (Beta) body (optional).
 struct notify_request
 {
-    std::optional<std::string_view> email;  ///< Overrides the recipient.
+    std::optional<string_ref> email;  ///< Overrides the recipient.
 };
 BOOST_DESCRIBE_STRUCT(notify_request, (), (email))
 

@@ -51,7 +51,9 @@
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/http_message.hpp>
+#include <digital_delivery/list_ref.hpp>
 #include <digital_delivery/request_options.hpp>
+#include <digital_delivery/string_ref.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/async_result.hpp>
@@ -82,11 +84,11 @@ struct raw_request
 {
     http_method method = http_method::get;
     /// Relative to the base URL, starting with '/'; see the file comment.
-    std::string_view path;
+    string_ref path;
     /// Unencoded name/value pairs, encoded by the client.
-    std::span<const std::pair<std::string, std::string>> query;
+    list_ref<std::pair<std::string, std::string>> query;
     /// JSON text of the body; empty: no body.
-    std::string_view body;
+    string_ref body;
 };
 
 namespace detail {

@@ -6,6 +6,7 @@
 #define DIGITAL_DELIVERY_REQUEST_OPTIONS_HPP
 
 #include <digital_delivery/http_message.hpp>
+#include <digital_delivery/list_ref.hpp>
 #include <digital_delivery/rate_limit.hpp>
 #include <digital_delivery/retry.hpp>
 
@@ -41,7 +42,7 @@ struct request_options
     /// Content-Length or Transfer-Encoding; no CR or LF):
     /// `const dd::http_headers::field trace[] = {{"X-Trace", id}};`
     /// then `.extra_headers = trace`.
-    std::span<const http_headers::field> extra_headers;
+    list_ref<http_headers::field> extra_headers;
 };
 
 namespace detail {

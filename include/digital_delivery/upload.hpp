@@ -277,7 +277,7 @@ template <class... Rest>
     requires(detail::trailing<upload_options, Rest...>::template valid<replace_asset_params>())
 auto async_replace_asset_body(
     client& c,
-    std::string_view asset_id,
+    string_ref asset_id,
     std::shared_ptr<body_source> src,
     const replace_asset_params& params,
     Rest&&... rest

@@ -9,6 +9,8 @@
 /// The parameters, options and progress reports of the upload operations
 /// (<digital_delivery/upload.hpp>, docs/uploads.md).
 
+#include <digital_delivery/string_ref.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -24,11 +26,11 @@ namespace digital_delivery {
 struct upload_asset_params
 {
     /// Suggested attachment name on download. Required.
-    std::string_view filename;
+    string_ref filename;
     /// MIME type (default: the API's `application/octet-stream`).
-    std::optional<std::string_view> content_type;
+    std::optional<string_ref> content_type;
     /// Display name.
-    std::optional<std::string_view> name;
+    std::optional<string_ref> name;
     /// PDF watermarking on delivery.
     std::optional<bool> watermark_asset;
 };
@@ -38,9 +40,9 @@ struct upload_asset_params
 struct replace_asset_params
 {
     /// Required.
-    std::string_view filename;
+    string_ref filename;
     /// Default: the asset's current content type.
-    std::optional<std::string_view> content_type;
+    std::optional<string_ref> content_type;
 };
 
 /// One progress report. Reports are monotonic: bytes_sent never decreases,

@@ -54,6 +54,7 @@
 #include <digital_delivery/detail/trailing_args.hpp>
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/request_options.hpp>
+#include <digital_delivery/string_ref.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/async_result.hpp>
@@ -130,7 +131,7 @@ struct wait_downloads_initiation
 /// [request_options], [diagnostics&], [token])`.
 template <class... Rest>
     requires(detail::trailing<watermark_wait_options, Rest...>::template valid<>())
-auto async_wait_for_downloads(client& c, std::string_view order_id, Rest&&... rest)
+auto async_wait_for_downloads(client& c, string_ref order_id, Rest&&... rest)
 {
     auto t = detail::make_trailing<watermark_wait_options>(std::forward<Rest>(rest)...);
     const watermark_wait_options* o = t.op_options();
@@ -138,7 +139,7 @@ auto async_wait_for_downloads(client& c, std::string_view order_id, Rest&&... re
     return t.template initiate<void(error_code, order_downloads)>(
         detail::wait_downloads_initiation{},
         detail::access::impl(c),
-        std::string(order_id),
+        std::string(order_id.view()),
         o ? *o : watermark_wait_options{},
         detail::stored_request_options(r)
     );

@@ -299,7 +299,10 @@ TEST_F(completion_test, delayed_response_with_many_concurrent_requests)
         fake->expect_any().respond(200, R"({"order":)" + order_json() + "}").delay(std::chrono::milliseconds(i % 5));
     int ok = 0;
     for (int i = 0; i < 50; ++i)
-        dd::async_get_order(client, "o" + std::to_string(i), [&](dd::error_code ec, dd::order) { ok += !ec; });
+    {
+        const std::string id = "o" + std::to_string(i);
+        dd::async_get_order(client, id, [&](dd::error_code ec, dd::order) { ok += !ec; });
+    }
     dd_test::run(ioc);
     EXPECT_EQ(ok, 50);
 }

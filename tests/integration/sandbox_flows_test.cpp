@@ -128,12 +128,15 @@ TEST(RateLimitSandbox, same_burst_through_the_client_limiter_never_sees_429)
     std::vector<std::future<std::tuple<dd::error_code, dd::asset_with_upload>>> writes;
     std::vector<dd::diagnostics> wdiags(nw);
     for (int i = 0; i < nw; ++i)
+    {
+        const std::string name = "w" + std::to_string(i);
         writes.push_back(asio::co_spawn(
             e.ioc,
-            dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = "w" + std::to_string(i)}, wdiags[i],
+            dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = name}, wdiags[i],
                              asio::as_tuple(asio::use_awaitable)),
             asio::use_future
         ));
+    }
     for (int i = 0; i < nw; ++i)
     {
         auto [ec, a] = wait_for(e.ioc, writes[i]);
@@ -152,11 +155,14 @@ TEST(RateLimitSandbox, default_retry_policy_waits_out_429_for_writes_without_dup
     std::vector<dd::diagnostics> diags(n);
     std::vector<std::future<std::tuple<dd::error_code, dd::asset_with_upload>>> futs;
     for (int i = 0; i < n; ++i)
+    {
+        const std::string name = "retry-" + std::to_string(i);
         futs.push_back(asio::co_spawn(
             e.ioc,
-            dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = "retry-" + std::to_string(i)}, diags[i],
+            dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = name}, diags[i],
                              asio::as_tuple(asio::use_awaitable)),
             asio::use_future));
+    }
     unsigned attempts = 0;
     for (int i = 0; i < n; ++i)
     {
@@ -181,8 +187,9 @@ TEST(QuotaSandbox, asset_count_limit_and_delete_frees_at_once)
     std::vector<std::string> ids;
     for (int i = 0; i < 2; ++i)
     {
+        const std::string name = "k" + std::to_string(i);
         auto [ec, r] = e.run([&](auto t) {
-            return dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = "k" + std::to_string(i)}, diag, t);
+            return dd::async_create_asset(e.client, {.type = dd::asset_type::licence, .name = name}, diag, t);
         });
         ASSERT_FALSE(ec) << diag.to_string();
         ids.push_back(r.asset.id);

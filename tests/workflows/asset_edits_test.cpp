@@ -48,7 +48,8 @@ TEST_F(asset_edits_test, add_reads_rechecks_and_patches_the_full_list)
     fake->expect(dd::http_method::patch, dp).respond(200, product({"a1", "a2", "a3"}, "2024-05-02T00:00:00Z"));
     const dd::http_headers::field trace[] = {{"X-Trace", "t"}};
     const dd::request_options ro{.extra_headers = trace};
-    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", {"a2", "a3", "a3"}, ro, tok); });
+    const std::string ids1[] = {"a2", "a3", "a3"};
+    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", ids1, ro, tok); });
     ASSERT_FALSE(ec) << ec.message();
     EXPECT_EQ(ids_of(p), (std::vector<std::string>{"a1", "a2", "a3"}));
     const auto reqs = fake->requests();
@@ -63,8 +64,9 @@ TEST_F(asset_edits_test, remove_without_recheck)
 {
     fake->expect(dd::http_method::get, dp).respond(200, product({"a1", "a2", "a3"}));
     fake->expect(dd::http_method::patch, dp).respond(200, product({"a1", "a3"}));
+    const std::string ids2[] = {"a2", "zz"};
     auto [ec, p] = run([&](auto tok) {
-        return dd::async_remove_assets(client, "dp1", {"a2", "zz"}, dd::asset_edit_options{.recheck_before_patch = false}, tok);
+        return dd::async_remove_assets(client, "dp1", ids2, dd::asset_edit_options{.recheck_before_patch = false}, tok);
     });
     ASSERT_FALSE(ec) << ec.message();
     EXPECT_EQ(last_request().body, R"({"digital_product":{"asset_ids":["a1","a3"]}})");
@@ -74,7 +76,8 @@ TEST_F(asset_edits_test, remove_without_recheck)
 TEST_F(asset_edits_test, no_change_sends_no_patch)
 {
     fake->expect(dd::http_method::get, dp).respond(200, product({"a1"}));
-    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", {"a1"}, tok); });
+    const std::string ids3[] = {"a1"};
+    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", ids3, tok); });
     EXPECT_FALSE(ec);
     EXPECT_EQ(fake->requests().size(), 1u);
 }
@@ -83,7 +86,8 @@ TEST_F(asset_edits_test, concurrent_change_seen_by_the_recheck_writes_nothing)
 {
     fake->expect(dd::http_method::get, dp).respond(200, product({"a1"}));
     fake->expect(dd::http_method::get, dp).respond(200, product({"a1", "b9"}, "2024-05-01T12:00:01Z"));
-    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", {"a2"}, diag, tok); });
+    const std::string ids4[] = {"a2"};
+    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", ids4, diag, tok); });
     EXPECT_EQ(ec, dd::workflow_errc::concurrent_modification);
     EXPECT_EQ(ids_of(p), (std::vector<std::string>{"a1", "b9"})) << "the re-read product";
     EXPECT_FALSE(diag.client_message.empty());
@@ -94,7 +98,8 @@ TEST_F(asset_edits_test, updated_at_change_alone_is_a_concurrent_change)
 {
     fake->expect(dd::http_method::get, dp).respond(200, product({"a1"}));
     fake->expect(dd::http_method::get, dp).respond(200, product({"a1"}, "2024-05-01T12:00:09Z"));
-    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", {"a2"}, tok); });
+    const std::string ids5[] = {"a2"};
+    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", ids5, tok); });
     EXPECT_EQ(ec, dd::workflow_errc::concurrent_modification);
 }
 
@@ -103,7 +108,8 @@ TEST_F(asset_edits_test, patch_result_other_than_intended_is_reported)
     fake->expect(dd::http_method::get, dp).respond(200, product({"a1"}));
     fake->expect(dd::http_method::get, dp).respond(200, product({"a1"}));
     fake->expect(dd::http_method::patch, dp).respond(200, product({"a1", "a2", "c7"}));
-    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", {"a2"}, tok); });
+    const std::string ids6[] = {"a2"};
+    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", ids6, tok); });
     EXPECT_EQ(ec, dd::workflow_errc::concurrent_modification);
     EXPECT_EQ(ids_of(p).size(), 3u) << "the PATCH result is handed back";
 }
@@ -111,11 +117,14 @@ TEST_F(asset_edits_test, patch_result_other_than_intended_is_reported)
 TEST_F(asset_edits_test, errors_and_invalid_ids)
 {
     fake->expect(dd::http_method::get, dp).respond(404, R"({"error":"Digital product not found"})");
-    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", {"a2"}, tok); });
+    const std::string ids7[] = {"a2"};
+    auto [ec, p] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", ids7, tok); });
     EXPECT_EQ(ec, dd::api_errc::digital_product_not_found);
-    auto [ec2, p2] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", {""}, tok); });
+    const std::string ids8[] = {""};
+    auto [ec2, p2] = run([&](auto tok) { return dd::async_add_assets(client, "dp1", ids8, tok); });
     EXPECT_EQ(ec2, dd::client_errc::invalid_argument);
-    auto [ec3, p3] = run([&](auto tok) { return dd::async_add_assets(client, "", {"a1"}, tok); });
+    const std::string ids9[] = {"a1"};
+    auto [ec3, p3] = run([&](auto tok) { return dd::async_add_assets(client, "", ids9, tok); });
     EXPECT_EQ(ec3, dd::client_errc::invalid_path_parameter);
     EXPECT_EQ(fake->requests().size(), 1u);
 }
@@ -126,7 +135,8 @@ TEST_F(asset_edits_test, cancellation_before_patch_writes_nothing)
     fake->expect(dd::http_method::get, dp).hang();
     asio::cancellation_signal sig;
     dd::error_code got;
-    dd::async_add_assets(client, "dp1", {"a2"}, asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, dd::digital_product) {
+    const std::string ids10[] = {"a2"};
+    dd::async_add_assets(client, "dp1", ids10, asio::bind_cancellation_slot(sig.slot(), [&](dd::error_code ec, dd::digital_product) {
                              got = ec;
                          }));
     for (int i = 0; i < 50 && fake->requests().size() < 2; ++i)

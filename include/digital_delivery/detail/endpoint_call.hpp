@@ -19,6 +19,7 @@
 //     -> decoding_handler<D>: JSON -> D::response -> R, completes the user.
 
 #include <digital_delivery/client.hpp>
+#include <digital_delivery/string_ref.hpp>
 #include <digital_delivery/detail/client_impl.hpp>
 #include <digital_delivery/detail/trailing_args.hpp>
 #include <digital_delivery/detail/transparent_handler.hpp>
@@ -95,8 +96,9 @@ consteval std::size_t path_arity(std::string_view t)
     return n;
 }
 
+/// A path id: a view that refuses a temporary string (docs/operations.md#lifetimes-views-in-copies-inside).
 template <std::size_t>
-using id_arg = std::string_view;
+using id_arg = string_ref;
 
 template <class D>
 using payload_t = std::conditional_t<!std::is_void_v<typename D::body>, typename D::body, typename D::query>;

@@ -261,13 +261,13 @@ DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
         {
             using detail::iequals;
             if (f.name.empty() || has_crlf(f.name) || has_crlf(f.value) ||
-                f.name.find_first_of(" :\t") != std::string_view::npos || iequals(f.name, "X-Auth-Token") ||
+                f.name.view().find_first_of(" :\t") != std::string_view::npos || iequals(f.name, "X-Auth-Token") ||
                 iequals(f.name, "Host") || iequals(f.name, "Content-Length") || iequals(f.name, "Transfer-Encoding"))
             {
                 if (!out.error)
                 {
                     out.error = client_errc::invalid_argument;
-                    out.error_message = "extra header '" + std::string(f.name.substr(0, 64)) +
+                    out.error_message = "extra header '" + std::string(f.name.view().substr(0, 64)) +
                                         "' is not allowed or contains CR/LF";
                 }
                 continue;

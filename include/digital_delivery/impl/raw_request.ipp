@@ -104,7 +104,7 @@ DIGITAL_DELIVERY_DECL void detail::prepare_raw_request(
     {
         // Parsed and serialized again: what is sent is one valid JSON document.
         boost::system::error_code jec;
-        boost::json::value v = boost::json::parse(r.body, jec);
+        boost::json::value v = boost::json::parse(r.body.view(), jec);
         if (jec)
         {
             if (!vec)

@@ -13,6 +13,7 @@
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/open_enum.hpp>
+#include <digital_delivery/string_ref.hpp>
 #include <digital_delivery/timestamp.hpp>
 
 #include <boost/describe/members.hpp>
@@ -67,7 +68,12 @@ concept json_integer = std::integral<T> && !std::same_as<T, bool> && !std::same_
 
 // ---- encoding (request bodies) ----------------------------------------------
 
-inline void encode_value(boost::json::value& out, std::string_view s) { out = boost::json::string(s); }
+template <class S>
+    requires std::is_convertible_v<const S&, std::string_view>
+void encode_value(boost::json::value& out, const S& s)
+{
+    out = boost::json::string(std::string_view(s));
+}
 inline void encode_value(boost::json::value& out, bool b) { out = b; }
 template <json_integer I>
 void encode_value(boost::json::value& out, I i)
@@ -96,7 +102,8 @@ void encode_value(boost::json::value& out, const std::vector<T>& v)
 {
     encode_value(out, std::span<const T>(v));
 }
-inline void encode_value(boost::json::value& out, const id_list& ids);
+template <class T>
+void encode_value(boost::json::value& out, const list_ref<T>& v);
 template <described_struct T>
 void encode_value(boost::json::value& out, const T& t);
 
@@ -113,9 +120,10 @@ void encode_value(boost::json::value& out, std::span<const T> v)
     }
 }
 
-inline void encode_value(boost::json::value& out, const id_list& ids)
+template <class T>
+void encode_value(boost::json::value& out, const list_ref<T>& v)
 {
-    encode_value(out, ids.span());
+    encode_value(out, v.span());
 }
 
 template <described_struct T>
@@ -144,7 +152,12 @@ void encode_value(boost::json::value& out, const T& t)
 /// Query parameters in declaration order: name and unencoded value.
 using query_params = std::vector<std::pair<std::string_view, std::string>>;
 
-inline std::string to_query_value(std::string_view s) { return std::string(s); }
+template <class S>
+    requires std::is_convertible_v<const S&, std::string_view>
+std::string to_query_value(const S& s)
+{
+    return std::string(std::string_view(s));
+}
 inline std::string to_query_value(bool b) { return b ? "true" : "false"; }
 template <json_integer I>
 std::string to_query_value(I i)
