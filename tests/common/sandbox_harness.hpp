@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <optional>
@@ -47,6 +48,31 @@ T wait_for(asio::io_context& ioc, std::future<T>& fut)
 {
     return dd_test::wait(ioc, fut);
 }
+
+/// At the end of the program: no request that reached a sandbox_process had a
+/// malformed JSON body, unless a test said it sent one (expect_malformed_bodies).
+/// A view of a temporary string in a request model would send freed memory,
+/// which the sandbox refuses as "Malformed JSON body": this catches it at run
+/// time in whatever the compile-time guard (dd::string_ref) cannot see.
+class malformed_body_check : public ::testing::Environment
+{
+public:
+    static inline std::size_t expected = 0;
+
+    void TearDown() override
+    {
+        const auto lines = dd_test::sandbox_request_log::lines_containing("Malformed JSON body");
+        EXPECT_EQ(lines.size(), expected) << "requests with a malformed body in " << dd_test::sandbox_request_log::path()
+                                          << (lines.empty() ? std::string() : ", the first: " + lines.front());
+        if (lines.size() == expected)
+            std::filesystem::remove(dd_test::sandbox_request_log::path());
+    }
+};
+inline ::testing::Environment* const malformed_body_check_env =
+    ::testing::AddGlobalTestEnvironment(new malformed_body_check);
+
+/// A test that sends malformed bodies on purpose says how many.
+inline void expect_malformed_bodies(std::size_t n) { malformed_body_check::expected += n; }
 
 /// A sandbox store, an io_context, a Beast transport and a client of that store.
 struct sandbox_env

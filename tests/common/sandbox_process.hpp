@@ -27,11 +27,44 @@
 
 #include <digital_delivery/testing/sandbox.hpp>
 
+#include <unistd.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace dd_test {
+
+/// The request log of every sandbox_process of the test program: one file
+/// (--log-file), a line per request with the error of a refusal, so that a
+/// test program can check what the server saw (sandbox_harness.hpp checks
+/// that no request carried a malformed body).
+class sandbox_request_log
+{
+public:
+    static const std::string& path()
+    {
+        static const std::string p =
+            (std::filesystem::temp_directory_path() / ("dd-sandbox-requests-" + std::to_string(::getpid()) + ".log"))
+                .string();
+        return p;
+    }
+
+    /// The lines that contain `what`.
+    static std::vector<std::string> lines_containing(std::string_view what)
+    {
+        std::vector<std::string> found;
+        std::ifstream in(path());
+        for (std::string line; std::getline(in, line);)
+            if (line.find(what) != std::string::npos)
+                found.push_back(line);
+        return found;
+    }
+};
 
 class sandbox_process : public digital_delivery::testing::sandbox
 {
@@ -40,7 +73,7 @@ public:
     using store = digital_delivery::testing::sandbox::store;
 
     explicit sandbox_process(std::vector<std::string> extra_args = {}, std::string api_key = "sandbox-key")
-        : sandbox(std::move(extra_args), std::move(api_key))
+        : sandbox(logged(std::move(extra_args)), std::move(api_key))
     {
     }
 
@@ -54,6 +87,13 @@ public:
 
     /// The executable the tests start (see digital_delivery::testing::sandbox::find_executable).
     static std::string executable() { return find_executable(); }
+
+private:
+    static std::vector<std::string> logged(std::vector<std::string> args)
+    {
+        args.insert(args.begin(), {"--log-file", sandbox_request_log::path()});
+        return args;
+    }
 };
 
 }  // namespace dd_test

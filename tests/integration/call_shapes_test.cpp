@@ -106,4 +106,81 @@ TEST(CallShapes, braced_arguments_inside_co_await)
     EXPECT_EQ(log[6], "Asset not found");
 }
 
+// Request models filled field by field before the call, the way most code
+// fills them: every kind of value the views accept (a literal, a named string,
+// a mutable one, a view of a named string, an optional of a named string, a
+// named vector of ids, a header from a named string) reaches the server intact.
+// With g++ this program runs under ASan+UBSan; the dangling shapes (a
+// temporary std::string or container assigned to a field) do not compile
+// (tests/consumer/compile_fail.cpp).
+TEST(CallShapes, fields_assigned_before_the_call)
+{
+    sandbox_env e({"--no-rate-limit", "--seed-orders", "1"}, "shapes-fields-key");
+    std::vector<std::string> log;
+    auto body = [&]() -> asio::awaitable<void> {
+        auto& client = e.client;
+        const std::string label = "A licence key named by a string that does not fit a small buffer " + std::to_string(42);
+        std::string mutable_name = "short";
+        const std::optional<std::string> maybe_url = "https://downloads.example.com/" + std::to_string(7) + "/file.pdf";
+
+        dd::new_asset key;
+        key.type = dd::asset_type::licence;
+        key.name = label;
+        auto k = co_await dd::async_create_asset(client, key);
+        log.push_back(k.asset.name.value_or(""));
+
+        dd::new_asset link;
+        link.type = dd::asset_type::external;
+        link.external_url = maybe_url;
+        link.name = std::string_view(label).substr(2, 7);
+        auto l = co_await dd::async_create_asset(client, link);
+        log.push_back(l.asset.external_url.value_or("") + "|" + l.asset.name.value_or(""));
+
+        dd::asset_update rename;
+        rename.name = mutable_name;
+        auto renamed = co_await dd::async_update_asset(client, l.asset.id, rename);
+        log.push_back(renamed.name.value_or(""));
+
+        const std::vector<std::string> ids = {k.asset.id, l.asset.id};
+        const std::string message = "Thanks, " + std::to_string(3) + " times";
+        dd::new_digital_product p;
+        p.store_product_id = 7500000002222;
+        p.asset_ids = ids;
+        p.custom_message = message;
+        const std::string trace_id = "fields-" + std::to_string(1);
+        const dd::http_headers::field trace[] = {{"X-Trace", trace_id}};
+        dd::request_options opts;
+        opts.extra_headers = trace;
+        auto product = co_await dd::async_create_digital_product(client, p, opts);
+        log.push_back(product.custom_message.value_or("") + "|" + std::to_string(product.assets.size()));
+
+        dd::asset_query q;
+        q.q = "licence key named";
+        auto found = co_await dd::async_list_assets(client, q);
+        log.push_back(std::to_string(found.assets.size()));
+    };
+    auto fut = asio::co_spawn(e.ioc, body(), asio::use_future);
+    wait_for(e.ioc, fut);
+    ASSERT_EQ(log.size(), 5u);
+    EXPECT_EQ(log[0], "A licence key named by a string that does not fit a small buffer 42");
+    EXPECT_EQ(log[1], "https://downloads.example.com/7/file.pdf|licence");
+    EXPECT_EQ(log[2], "short");
+    EXPECT_EQ(log[3], "Thanks, 3 times|2");
+    EXPECT_EQ(log[4], "1");
+}
+
+// The run-time net behind the compile-time guard: the sandbox's request log of
+// this program is checked at exit for malformed bodies (sandbox_harness.hpp).
+// Here one is sent on purpose, and the log shows it.
+TEST(CallShapes, the_request_log_shows_a_malformed_body)
+{
+    auto& sb = dd_test::sandbox_process::shared();
+    const auto before = dd_test::sandbox_request_log::lines_containing("Malformed JSON body").size();
+    expect_malformed_bodies(1);
+    EXPECT_EQ(sb.request("POST", "/api/v1/external/assets", "{\"asset\":{\"name\":\"\x01\x07y").status, 400);
+    const auto lines = dd_test::sandbox_request_log::lines_containing("Malformed JSON body");
+    ASSERT_EQ(lines.size(), before + 1);
+    EXPECT_EQ(lines.back().rfind("POST /api/v1/external/assets 400 ", 0), 0u) << lines.back();
+}
+
 }  // namespace

@@ -27,7 +27,7 @@ bool is_process_flag(std::string_view flag)
 {
     return flag == "--help" || flag == "-h" || flag == "--host" || flag == "--port" ||
            flag == "--api-key" || flag == "--data-dir" || flag == "--public-url" ||
-           flag == "--max-open-files";
+           flag == "--max-open-files" || flag == "--log-file";
 }
 
 std::optional<std::string> parse_options(const std::vector<std::string>& args, sandbox_config& cfg,
@@ -77,6 +77,8 @@ std::optional<std::string> parse_options(const std::vector<std::string>& args, s
             } else if (flag == "--public-url") {
                 cfg.public_url = need();
                 process->public_url_given = true;
+            } else if (flag == "--log-file") {
+                process->log_file = need();
             } else if (flag == "--max-open-files") {
                 process->max_open_files = to_int(flag, need(), min_max_open_files);
             } else if (flag == "--rate-limit-points") {

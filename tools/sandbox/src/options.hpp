@@ -20,6 +20,8 @@ struct process_options {
     bool help = false;  // --help / -h was given (parsing stopped there)
     // --max-open-files: the soft RLIMIT_NOFILE the process sets for itself.
     std::optional<std::int64_t> max_open_files;
+    // --log-file: the request log is appended there instead of stderr.
+    std::string log_file;
 };
 
 // Lower bound of --max-open-files (what the process needs before serving).

@@ -14,6 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/json/parse.hpp>
 
 #include <sys/resource.h>
 
@@ -62,6 +63,7 @@ const char* usage_text =
     "  --api-key KEY                   X-Auth-Token of the default store (default sandbox-key)\n"
     "  --data-dir DIR                  uploaded files (default: fresh temp dir, removed at exit)\n"
     "  --public-url URL                base of presigned URLs (default http://HOST:PORT)\n"
+    "  --log-file PATH                 append the request log to PATH instead of stderr\n"
     "  --max-open-files N              lower the soft limit of open files (RLIMIT_NOFILE) to N\n"
     "                                  (at least 16; for tests of running out of descriptors)\n"
     "\n"
@@ -89,7 +91,8 @@ const char* usage_text =
     "given take the defaults above. DELETE /sandbox/stores/ID removes it.\n"
     "\n"
     "Prints 'listening on http://HOST:PORT' as its first stdout line; one log line per request\n"
-    "on stderr; exits on SIGINT/SIGTERM.\n";
+    "(method, path, status, duration, the error of a refusal) on stderr or --log-file; exits on\n"
+    "SIGINT/SIGTERM.\n";
 
 struct options {
     sandbox_config cfg;
@@ -120,13 +123,26 @@ std::string path_of(std::string_view target)
     return std::string(target.substr(0, target.find('?')));
 }
 
-void log_request(std::string_view method, std::string_view target, int status,
+// Where the request log goes: stderr, or the file of --log-file.
+std::FILE* request_log = stderr;
+
+// One line per request: method, path without query, status, duration and, for
+// a refusal, the server's words (the "error" of its JSON body).
+void log_request(std::string_view method, std::string_view target, const response& r,
                  std::chrono::steady_clock::time_point start)
 {
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "%.*s %s %d %.1fms\n", static_cast<int>(method.size()), method.data(),
-                 path_of(target).c_str(), status, ms);
+    std::string error;
+    if (r.status >= 400) {
+        boost::system::error_code ec;
+        const boost::json::value v = boost::json::parse(r.body, ec);
+        if (const auto* o = ec ? nullptr : v.if_object())
+            if (const auto* e = o->if_contains("error"); e && e->is_string())
+                error = " " + std::string(e->get_string());
+    }
+    std::fprintf(request_log, "%.*s %s %d %.1fms%s\n", static_cast<int>(method.size()), method.data(),
+                 path_of(target).c_str(), r.status, ms, error.c_str());
 }
 
 // RFC 9112 section 3.2: "A server MUST respond with a 400 (Bad Request) status
@@ -261,7 +277,7 @@ asio::awaitable<void> session(tcp::socket socket, store_registry& stores)
             bad.body = "{\"error\":\"Bad request: " + *problem + "\"}";
             bad.close = true;
             co_await write_response(stream, bad, version, false, false);
-            log_request(req.method, req.target, 400, start);
+            log_request(req.method, req.target, bad, start);
             co_await lingering_close(stream);  // a body may follow: let the client read the answer
             co_return;
         }
@@ -270,7 +286,7 @@ asio::awaitable<void> session(tcp::socket socket, store_registry& stores)
             auto begun = stores.begin_upload(req, wall_now());
             if (auto* refusal = std::get_if<response>(&begun)) {
                 co_await write_response(stream, *refusal, version, false, false);
-                log_request(req.method, req.target, refusal->status, start);
+                log_request(req.method, req.target, *refusal, start);
                 co_await lingering_close(stream);
                 co_return;
             }
@@ -305,7 +321,7 @@ asio::awaitable<void> session(tcp::socket socket, store_registry& stores)
             if (failed)
                 r.close = true;
             open = co_await write_response(stream, r, version, keep_alive, false);
-            log_request(req.method, req.target, r.status, start);
+            log_request(req.method, req.target, r, start);
             continue;
         }
 
@@ -332,7 +348,7 @@ asio::awaitable<void> session(tcp::socket socket, store_registry& stores)
                 big.body = "{\"error\":\"Request body too large\"}";
                 big.close = true;
                 co_await write_response(stream, big, version, false, false);
-                log_request(req.method, req.target, 413, start);
+                log_request(req.method, req.target, big, start);
                 co_await lingering_close(stream);
                 co_return;
             }
@@ -341,7 +357,7 @@ asio::awaitable<void> session(tcp::socket socket, store_registry& stores)
         req.body = sp.release().body();
         const response r = stores.handle(req, wall_now());
         open = co_await write_response(stream, r, version, keep_alive, head);
-        log_request(req.method, req.target, r.status, start);
+        log_request(req.method, req.target, r, start);
     }
     beast::error_code ec;
     stream.socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -422,6 +438,12 @@ int main(int argc, char** argv)
         files.rlim_cur = wanted;
         if (::setrlimit(RLIMIT_NOFILE, &files) != 0)
             die(std::string("setrlimit(RLIMIT_NOFILE): ") + std::strerror(errno));
+    }
+    if (!opt.process.log_file.empty()) {
+        request_log = std::fopen(opt.process.log_file.c_str(), "a");
+        if (!request_log)
+            die("--log-file " + opt.process.log_file + ": " + std::strerror(errno));
+        std::setvbuf(request_log, nullptr, _IOLBF, 0);  // one write per line: several processes may append
     }
     std::string temp_dir;
     try {
