@@ -1,0 +1,31 @@
+// ddctl's subcommands: one per resource and verb, each a coroutine run on a session.
+#ifndef DDCTL_COMMANDS_HPP
+#define DDCTL_COMMANDS_HPP
+
+#include "session.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <functional>
+
+namespace ddctl {
+
+using command_fn = std::function<boost::asio::awaitable<void>(session&)>;
+
+/// The subcommand the command line selected (set by CLI11's callbacks).
+struct selection
+{
+    command_fn run;
+};
+
+/// Adds `assets ...`, `products ...`, `orders ...` and `request` to `app`.
+void add_api_commands(CLI::App& app, selection& selected);
+
+/// Adds one subcommand with its help footer (an example) and the global options falling through.
+CLI::App* add_command(CLI::App& parent, const char* name, const char* help, const char* example);
+
+}  // namespace ddctl
+
+#endif
