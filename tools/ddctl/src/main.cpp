@@ -60,7 +60,7 @@ public:
     void on_limiter_wait(const dd::limiter_wait_event& e) override
     {
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(e.waited).count();
-        if (ms >= 250 || verbose_)
+        if (ms >= 250 || (verbose_ && ms > 0))
             std::fprintf(stderr, "ddctl: waited %.1f s for rate-limit points (the key's budget is shared by every ddctl on this host)\n",
                          static_cast<double>(ms) / 1000);
     }
