@@ -2,9 +2,9 @@
 # The test command (README.md), what CI runs (.ci/run). On a fresh Debian 12
 # machine it installs what it needs, then builds and tests in three
 # configurations, each compiling the library once, and runs the fuzzers briefly:
-#   1. CMake + g++-12, -Werror: every test area, the consumer/packaging tests
-#      and the examples (against the sandbox);
-#   2. meson + clang++-16 with ASan+UBSan, -Werror: every test area;
+#   1. CMake + g++-12, -Werror: every test area (cli, ddctl against the sandbox,
+#      included), the consumer/packaging tests and the examples (against the sandbox);
+#   2. meson + clang++-16 with ASan+UBSan, -Werror: every test area (cli included);
 #   3. CMake + clang++-16 with TSan: the areas that run concurrently (transport
 #      with a multi-threaded io_context, scheduler, core);
 #   4. CMake + clang++-16, libFuzzer with ASan+UBSan: the fuzz targets of

@@ -76,8 +76,9 @@ std::map<std::string, std::map<std::string, std::string>> read_config(const std:
     return out;
 }
 
-std::string read_key_file(const std::string& path)
+std::string read_key_file(const std::string& name)
 {
+    const std::string path = name.starts_with("~/") && !env("HOME").empty() ? env("HOME") + name.substr(1) : name;
     std::ifstream in(path);
     if (!in)
         throw cli_error(exit_usage, "cannot read the API key file " + path);
