@@ -89,9 +89,9 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
     if constexpr (has_body)
         add_payload_options<typename D::body>(*app, args->payload);
     app->callback([&sel, args, fn, spec, k, what]() {
-        sel.run = [args, fn, spec, k, what](session& s) -> asio::awaitable<void> {
-            if (k == kind::emails)
-                s.confirm(std::string(what) + " " + (args->ids.empty() ? std::string() : args->ids.front()));
+        if (k == kind::emails)
+            sel.confirm = std::string(what) + " " + (args->ids.empty() ? std::string() : args->ids.front());
+        sel.run = [args, fn, spec](session& s) -> asio::awaitable<void> {
             if constexpr (has_query)
             {
                 typename D::query q{};

@@ -9,6 +9,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <functional>
+#include <string>
 
 namespace ddctl {
 
@@ -18,6 +19,10 @@ using command_fn = std::function<boost::asio::awaitable<void>(session&)>;
 struct selection
 {
     command_fn run;
+    /// Set for a write that emails a customer: what to confirm before anything
+    /// starts (asked before the event loop runs, so that Ctrl-C at the prompt
+    /// simply ends the process).
+    std::string confirm;
 };
 
 /// Adds `assets ...`, `products ...`, `orders ...` and `request` to `app`.

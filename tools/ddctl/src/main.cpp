@@ -203,6 +203,9 @@ int main(int argc, char** argv)
         s.terminal_in = ::isatty(0) && ::isatty(2);
         s.terminal_err = ::isatty(2);
 
+        if (!sel.confirm.empty())
+            s.confirm(sel.confirm);
+
         // Ctrl-C: terminal cancellation of the running operation (the library's
         // per-operation cancellation); a second one ends the process at once.
         asio::cancellation_signal cancel;
