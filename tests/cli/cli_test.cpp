@@ -5,6 +5,7 @@
 // invocations on one key without a 429. Every run's stdout and stderr are
 // searched for the API key (run_ddctl). Outcomes only, never elapsed time.
 #include "sandbox_process.hpp"
+#include "server_process.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -597,17 +598,48 @@ TEST(cli_exit_codes, rate_limit_wait_that_cannot_end_in_time)
 
 // ---- one key, many processes ---------------------------------------------------------------
 
-TEST(cli_rate_limit, a_loop_of_invocations_on_one_key_gets_no_429)
+/// `runs` invocations in a row of ddctl with `options`, on a store whose
+/// bucket is 4 points per 2 s (ddctl told the same): each must succeed
+/// without a 429 (--verbose shows every answer's status).
+void expect_no_429(const cli_env& e, int runs, std::vector<std::string> options)
 {
-    // the store's bucket: 4 points per 2 s; every ddctl is told the same and
-    // shares it through shared memory (the default store)
-    cli_env e({"--rate-limit-points", "4", "--rate-limit-window-seconds", "2", "--seed-orders", "3"});
-    for (int i = 0; i < 24; ++i)
+    for (const char* a : {"--rate-limit-points", "4", "--rate-limit-window", "2", "--verbose", "orders", "list", "--per-page", "1"})
+        options.push_back(a);
+    for (int i = 0; i < runs; ++i)
     {
-        auto r = e.run({"--rate-limit-points", "4", "--rate-limit-window", "2", "--verbose", "orders", "list", "--per-page", "1"});
+        auto r = e.run(options);
         ASSERT_EQ(r.status, 0) << "run " << i << ": " << r.err;
         EXPECT_EQ(r.err.find("< 429"), std::string::npos) << "run " << i << ": " << r.err;
-        EXPECT_NE(r.err.find("< 200"), std::string::npos) << r.err;  // --verbose shows every answer
+        EXPECT_NE(r.err.find("< 200"), std::string::npos) << r.err;
+    }
+}
+
+const std::vector<std::string> compressed_bucket = {"--rate-limit-points", "4", "--rate-limit-window-seconds", "2", "--seed-orders", "3"};
+
+TEST(cli_rate_limit, a_loop_of_invocations_on_one_key_gets_no_429)
+{
+    // the default store: shared memory, every ddctl of the host
+    cli_env e(compressed_bucket);
+    expect_no_429(e, 24, {});
+}
+
+TEST(cli_rate_limit, redis_shares_the_budget_between_processes_and_its_password_stays_hidden)
+{
+    if (!dd_test::have_redis_server())
+        GTEST_SKIP() << dd_test::redis_server_exe << " is not installed (tests/install_deps.sh installs it)";
+    const std::string password = "redis-pw-Xk4";
+    dd_test::redis_server redis({"--requirepass", password});
+    cli_env e(compressed_bucket);
+    const std::string store = "redis://:" + password + "@127.0.0.1:" + std::to_string(redis.port());
+    expect_no_429(e, 12, {"--rate-limit-store", store});
+    auto shown = e.run({"--rate-limit-store", store, "--verbose", "orders", "list"});
+    EXPECT_EQ(shown.status, 0) << shown.err;
+    auto config = e.run({"--rate-limit-store", store, "config", "show"});
+    EXPECT_NE(config.out.find("rate_limit_store: redis://(credentials redacted)@127.0.0.1:"), std::string::npos) << config.out;
+    for (const auto* r : {&shown, &config})
+    {
+        EXPECT_EQ(r->out.find(password), std::string::npos);
+        EXPECT_EQ(r->err.find(password), std::string::npos);
     }
 }
 

@@ -35,8 +35,14 @@ void session::check(const dd::error_code& ec, const dd::diagnostics& diag) const
     if (!ec)
         return;
     std::string line = diag.to_string();
-    if (line.empty())
+    if (!diag.http_status && diag.server_message.empty() && diag.client_message.empty())
+    {
+        // no answer and nothing said by the client (a transport failure, a
+        // cancellation, a deadline): the error itself says what happened
         line = ec.message();
+        if (!diag.method.empty())
+            line = diag.method + " " + diag.path + ": " + line + (diag.host.empty() ? "" : " (" + diag.host + ")");
+    }
     throw cli_error(exit_code_for(ec), line);
 }
 
