@@ -623,6 +623,18 @@ TEST(cli_rate_limit, a_loop_of_invocations_on_one_key_gets_no_429)
     expect_no_429(e, 24, {});
 }
 
+TEST(cli_rate_limit, a_wait_for_points_is_reported_while_it_lasts)
+{
+    cli_env e;
+    // one point per 4 s, shared: the second run waits for its point (about 4 s)
+    const std::vector<std::string> slow = {"--rate-limit-points", "1", "--rate-limit-window", "4", "orders", "list"};
+    EXPECT_EQ(e.run(slow).status, 0);
+    auto second = e.run(slow);
+    EXPECT_EQ(second.status, 0) << second.err;
+    EXPECT_NE(second.err.find("ddctl: waiting for rate-limit points"), std::string::npos) << second.err;
+    EXPECT_NE(second.err.find("ddctl: waited"), std::string::npos) << second.err;
+}
+
 TEST(cli_rate_limit, redis_shares_the_budget_between_processes_and_its_password_stays_hidden)
 {
     if (!dd_test::have_redis_server())

@@ -326,6 +326,7 @@ void add_wait_downloads(CLI::App& orders, selection& sel)
     app->add_option("--initial-interval", a->initial, "seconds before the second poll (default 1)")->check(CLI::PositiveNumber);
     app->add_option("--max-interval", a->max, "longest wait between polls, seconds (default 10)")->check(CLI::PositiveNumber);
     app->callback([&sel, a]() {
+        sel.sleeps = true;
         sel.run = [a](session& s) -> asio::awaitable<void> {
             const dd::watermark_wait_options w{
                 .initial_interval = std::chrono::milliseconds(static_cast<long long>(a->initial * 1000)),

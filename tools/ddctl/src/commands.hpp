@@ -23,6 +23,9 @@ struct selection
     /// starts (asked before the event loop runs, so that Ctrl-C at the prompt
     /// simply ends the process).
     std::string confirm;
+    /// The command sleeps between requests on purpose (a poll loop): no
+    /// "waiting for rate-limit points" notice.
+    bool sleeps = false;
 };
 
 /// Adds `assets ...`, `products ...`, `orders ...` and `request` to `app`.

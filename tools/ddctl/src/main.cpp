@@ -14,6 +14,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <csignal>
@@ -31,21 +32,50 @@ namespace asio = boost::asio;
 namespace dd = digital_delivery;
 using namespace ddctl;
 
+/// "waiting for rate-limit points" while it happens: armed when a request may
+/// be about to wait for the limiter (the command starts, an answer came and
+/// another request may follow), disarmed when a request is sent. The library
+/// reports a limiter wait when it ends; this says so after a second of it.
+class wait_notice
+{
+public:
+    explicit wait_notice(asio::any_io_executor ex) : timer_(std::move(ex)) {}
+    bool enabled = true;  ///< off for commands that sleep on purpose (wait-downloads polls)
+
+    void arm()
+    {
+        if (!enabled)
+            return;
+        timer_.expires_after(std::chrono::seconds(1));
+        timer_.async_wait([](const boost::system::error_code& ec) {
+            if (!ec)
+                std::fputs("ddctl: waiting for rate-limit points (the key's budget is shared by every ddctl on this host)...\n", stderr);
+        });
+    }
+    void disarm() { timer_.cancel(); }
+
+private:
+    asio::steady_timer timer_;
+};
+
 /// Says on stderr what the client waits for; with --verbose, every request
-/// (method, path, status; never a header, so never the key).
+/// (method, path, status; never a header, so never the key). Called on the
+/// io_context's one thread (on_throttle may come from another: it only prints).
 class cli_observer final : public dd::observer
 {
 public:
-    explicit cli_observer(bool verbose) : verbose_(verbose) {}
+    cli_observer(bool verbose, std::shared_ptr<wait_notice> notice) : verbose_(verbose), notice_(std::move(notice)) {}
 
     void on_request_start(const dd::request_start_event& e) override
     {
+        notice_->disarm();
         if (verbose_)
             std::fprintf(stderr, "ddctl: > %s %s%s (attempt %u)\n", std::string(dd::to_string(e.request.method)).c_str(),
                          std::string(e.request.server_address).c_str(), std::string(e.request.path).c_str(), e.attempt);
     }
     void on_response(const dd::response_event& e) override
     {
+        notice_->arm();
         if (verbose_)
             std::fprintf(stderr, "ddctl: < %u %s %s (%lld ms)\n", e.status, std::string(dd::to_string(e.request.method)).c_str(),
                          std::string(e.request.path).c_str(),
@@ -59,6 +89,7 @@ public:
     }
     void on_limiter_wait(const dd::limiter_wait_event& e) override
     {
+        notice_->disarm();
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(e.waited).count();
         if (ms >= 250 || (verbose_ && ms > 0))
             std::fprintf(stderr, "ddctl: waited %.1f s for rate-limit points (the key's budget is shared by every ddctl on this host)\n",
@@ -76,6 +107,7 @@ public:
 
 private:
     bool verbose_;
+    std::shared_ptr<wait_notice> notice_;
 };
 
 /// `ddctl __complete WORDS...`: the subcommands and options that may follow
@@ -177,7 +209,9 @@ int main(int argc, char** argv)
             return exit_ok;
         }
         dd::client_params params = make_client_params(cfg);
-        params.observer = std::make_shared<cli_observer>(g.verbose);
+        auto notice = std::make_shared<wait_notice>(ioc.get_executor());
+        notice->enabled = !sel.sleeps;
+        params.observer = std::make_shared<cli_observer>(g.verbose, notice);
         auto tap = std::make_shared<tap_state>();
         tap->api_prefix = params.base_url;
         while (!tap->api_prefix.empty() && tap->api_prefix.back() == '/')
@@ -223,6 +257,7 @@ int main(int argc, char** argv)
         };
         signals.async_wait(on_signal);
 
+        notice->arm();
         auto run = [&]() -> asio::awaitable<int> {
             co_await sel.run(s);
             co_return exit_ok;
@@ -250,6 +285,7 @@ int main(int argc, char** argv)
                                code = exit_failure;
                            }
                            signals.cancel();
+                           notice->disarm();
                            ioc.stop();  // idle pooled connections keep timers: stop, do not drain
                        }));
         ioc.run();
