@@ -25,12 +25,14 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pty.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -236,8 +238,10 @@ struct cli_env
         }
     }
 
+    /// Starts ddctl with stdout and stderr to files and stdin from /dev/null;
+    /// with `terminal` (a pty's slave side), stdin and stderr on that terminal.
     pid_t spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err,
-                const std::map<std::string, std::string>& extra_env = {}) const
+                const std::map<std::string, std::string>& extra_env = {}, int terminal = -1) const
     {
         std::vector<std::string> envs;
         auto all = env;
@@ -258,9 +262,15 @@ struct cli_env
         argv.push_back(nullptr);
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        if (terminal >= 0)
+            posix_spawn_file_actions_adddup2(&fa, terminal, 0);
+        else
+            posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
         posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (terminal >= 0)
+            posix_spawn_file_actions_adddup2(&fa, terminal, 2);
+        else
+            posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
         pid_t pid = -1;
         const int rc = ::posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data());
         posix_spawn_file_actions_destroy(&fa);
@@ -491,6 +501,31 @@ TEST(cli_orders, get_downloads_attach_detach_notify)
     const auto& emails = outbox.at("emails").as_array();
     ASSERT_EQ(emails.size(), 1u);
     EXPECT_EQ(emails[0].at("to"), "other@example.com");
+}
+
+TEST(cli_orders, notify_asks_on_a_terminal)
+{
+    cli_env e;
+    const std::string order = e.purchase(4242);
+    e.control("DELETE", "/sandbox/outbox");
+    // answers typed on the terminal: "n" sends nothing (exit 1), "y" sends
+    for (const auto& [answer, status, emails] : {std::tuple{"n\n", 1, 0u}, std::tuple{"y\n", 0, 1u}})
+    {
+        int master = -1, slave = -1;
+        ASSERT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+        ASSERT_EQ(::write(master, answer, 2), 2);  // waits in the terminal's line buffer
+        const pid_t pid = e.spawn({"orders", "notify", order}, e.home.path / "out", e.home.path / "err", {}, slave);
+        ::close(slave);
+        const int st = cli_env::wait(pid);
+        std::string screen(4096, '\0');
+        const ssize_t n = ::read(master, screen.data(), screen.size());
+        screen.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+        ::close(master);
+        EXPECT_EQ(st, status) << screen;
+        EXPECT_NE(screen.find("emails the customer of order " + order + ". Send it? [y/N]"), std::string::npos) << screen;
+        EXPECT_EQ(screen.find(e.store.api_key), std::string::npos);
+        EXPECT_EQ(e.control("GET", "/sandbox/outbox").at("emails").as_array().size(), emails);
+    }
 }
 
 // ---- raw requests ----------------------------------------------------------------------------
