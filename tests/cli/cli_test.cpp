@@ -772,7 +772,20 @@ TEST(cli_help, every_subcommand_has_help_with_an_example)
         EXPECT_EQ(r.status, 0) << r.err;
         EXPECT_NE(r.out.find("Example:\n  ddctl"), std::string::npos) << r.out;
     }
-    // the completion script's source: ddctl's own command tree
+    // the completion script, in bash, completing `ddctl orders wa` and `ddctl orders list --cre`
+    auto complete = [](const std::string& words, int cword) {
+        const std::string cmd = "bash -c 'source " DDCTL_COMPLETION "; COMP_WORDS=(" DDCTL_EXE " " + words +
+                                "); COMP_CWORD=" + std::to_string(cword) + "; _ddctl; echo \"${COMPREPLY[*]}\"'";
+        std::string out(4096, '\0');
+        FILE* p = ::popen(cmd.c_str(), "r");
+        out.resize(p ? std::fread(out.data(), 1, out.size(), p) : 0);
+        if (p)
+            ::pclose(p);
+        return out;
+    };
+    EXPECT_EQ(complete("orders wa", 2), "wait-downloads\n");
+    EXPECT_EQ(complete("orders list --created-at-m", 3), "--created-at-min --created-at-max\n");
+    // its source: ddctl's own command tree
     auto words = e.run({"__complete", "orders"});
     EXPECT_NE(words.out.find("wait-downloads\n"), std::string::npos) << words.out;
     auto options = e.run({"__complete", "orders", "list"});
