@@ -417,6 +417,16 @@ TEST(cli_products, crud_and_notify_buyers_needs_yes)
     ASSERT_EQ(listed.lines().size(), 1u);
     EXPECT_EQ(listed.lines()[0], e.api("GET", "/digital_products").at("digital_products").at(0));
 
+    // the asset-list helpers
+    const std::string second = id_of(e.api("POST", "/assets", R"({"asset": {"type": "licence", "name": "k2"}})").at("asset"));
+    auto added = e.run({"products", "add-assets", id, "--asset-ids", second, "-o", "json"});
+    EXPECT_OK(added);
+    EXPECT_EQ(added.json(), e.api("GET", "/digital_products/" + id).at("digital_product"));
+    EXPECT_EQ(added.json().at("assets").as_array().size(), 2u);
+    auto removed = e.run({"products", "remove-assets", id, "--asset-ids", second, "-o", "json"});
+    EXPECT_OK(removed);
+    EXPECT_EQ(removed.json().at("assets").as_array().size(), 1u);
+
     e.purchase(4242);  // a product of no seeded order: one buyer
     e.control("DELETE", "/sandbox/outbox");
     // no terminal, no --yes: refused, nothing sent
@@ -559,12 +569,14 @@ TEST(cli_dry_run, every_write_prints_its_request_and_sends_nothing)
         {{"assets", "create", "--type", "external", "--external-url", "https://example.com/x.pdf"}, "POST /assets"},
         {{"assets", "update", "a1", "--name", "n"}, "PATCH /assets/a1"},
         {{"assets", "delete", "a1"}, "DELETE /assets/a1"},
-        {{"assets", "upload", file.string()}, "POST /assets"},
+        {{"assets", "upload", file.string()}, "POST /assets\n{\"asset\":{\"type\":\"internal\",\"filename\":\"f.bin\",\"byte_size\":5000}}\nthen PUT the 5000 bytes"},
         {{"assets", "replace", "a1", file.string()}, "POST /assets/a1/replace"},
         {{"assets", "replace", "a1", "--filename", "x.pdf", "--byte-size", "5"}, "POST /assets/a1/replace"},
         {{"products", "create", "--store-product-id", "7500000001111", "--asset-ids", "a1,a2"}, "POST /digital_products"},
         {{"products", "update", "p1", "--asset-ids", "a1"}, "PATCH /digital_products/p1"},
         {{"products", "delete", "p1"}, "DELETE /digital_products/p1"},
+        {{"products", "add-assets", "p1", "--asset-ids", "a1"}, "GET /digital_products/p1\nthen PATCH /digital_products/p1"},
+        {{"products", "remove-assets", "p1", "--asset-ids", "a1"}, "GET /digital_products/p1\nthen PATCH /digital_products/p1"},
         {{"products", "notify-buyers", "p1"}, "POST /digital_products/p1/notify_buyers"},
         {{"orders", "attach", "o1", "--asset-ids", "a1"}, "POST /orders/o1/attach_assets"},
         {{"orders", "detach", "o1", "--asset-ids", "a1"}, "DELETE /orders/o1/detach_assets"},
@@ -762,7 +774,8 @@ TEST(cli_help, every_subcommand_has_help_with_an_example)
     const std::vector<std::vector<std::string>> commands = {
         {"assets", "list"}, {"assets", "get"}, {"assets", "create"}, {"assets", "update"}, {"assets", "delete"},
         {"assets", "upload"}, {"assets", "replace"}, {"products", "list"}, {"products", "get"}, {"products", "create"},
-        {"products", "update"}, {"products", "delete"}, {"products", "notify-buyers"}, {"orders", "list"},
+        {"products", "update"}, {"products", "delete"}, {"products", "add-assets"}, {"products", "remove-assets"},
+        {"products", "notify-buyers"}, {"orders", "list"},
         {"orders", "get"}, {"orders", "downloads"}, {"orders", "wait-downloads"}, {"orders", "attach"},
         {"orders", "detach"}, {"orders", "notify"}, {"request"}, {"config", "show"}, {}};
     for (auto c : commands)

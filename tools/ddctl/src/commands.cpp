@@ -213,19 +213,15 @@ asio::awaitable<void> run_upload(session& s, const upload_args& a, const Start& 
     dd::diagnostics diag;
     const dd::upload_options opts = progress_options(s.terminal_err);
     auto [uec, asset] = co_await start(src, opts, diag);
-    if (s.print_not_sent())
-    {
-        std::cout << "then PUT the " << src->size() << " bytes of " << a.file << " to the presigned upload URL\n";
-        throw dry_run_done{};
-    }
-    if (uec && !asset.id.empty())
+    const std::string then = "PUT the " + std::to_string(src->size()) + " bytes of " + a.file + " to the presigned upload URL";
+    if (!s.dry_run && uec && !asset.id.empty())
         std::cerr << "ddctl: asset " << asset.id << " exists without its file (" << a.file
                   << " was not stored): delete it with `ddctl assets delete " << asset.id
                   << "` or upload the file again with `ddctl assets replace " << asset.id << " " << a.file << "`\n";
-    else if (uec == dd::condition::cancelled)
+    else if (!s.dry_run && uec == dd::condition::cancelled)
         std::cerr << "ddctl: interrupted before the asset was created (if the create request had reached the "
                      "server, an asset named after the file may exist: see `ddctl assets list --q NAME`)\n";
-    s.check(uec, diag);
+    s.check(uec, diag, then);
     s.out.document(s.tap->last_body, asset_spec);
 }
 
@@ -307,6 +303,44 @@ void add_upload_commands(CLI::App& assets, selection& sel)
             };
         });
     }
+}
+
+// ---- products add-assets / remove-assets ------------------------------------------------
+
+void add_asset_edit(CLI::App& products, selection& sel, const char* name, const char* help, const char* example, bool add)
+{
+    struct edit_args
+    {
+        std::string id;
+        std::vector<std::string> ids;
+        bool no_recheck = false;
+    };
+    auto a = std::make_shared<edit_args>();
+    auto* app = add_command(products, name, help, example);
+    app->add_option("id", a->id, "the digital product's id")->required();
+    app->add_option("--asset-ids", a->ids, "asset ids, comma-separated or repeated")->required()->delimiter(',');
+    app->add_flag("--no-recheck", a->no_recheck, "do not read the product again right before the PATCH (one GET less; "
+                                                 "a concurrent change is then not detected)");
+    app->callback([&sel, a, add]() {
+        sel.run = [a, add](session& s) -> asio::awaitable<void> {
+            const dd::asset_edit_options o{.recheck_before_patch = !a->no_recheck};
+            const std::vector<std::string>& ids = a->ids;
+            dd::diagnostics diag;
+            dd::error_code ec;
+            if (add)
+            {
+                auto [e, p] = co_await dd::async_add_assets(s.client, a->id, ids, o, s.ropts, diag, asio::as_tuple(asio::deferred));
+                ec = e;
+            }
+            else
+            {
+                auto [e, p] = co_await dd::async_remove_assets(s.client, a->id, ids, o, s.ropts, diag, asio::as_tuple(asio::deferred));
+                ec = e;
+            }
+            s.check(ec, diag, "PATCH /digital_products/" + a->id + " with the whole asset list, changed (and a GET more before, to detect a concurrent change)");
+            s.out.document(s.tap->last_body, product_spec);
+        };
+    });
 }
 
 // ---- orders wait-downloads ------------------------------------------------------------
@@ -438,6 +472,12 @@ void add_api_commands(CLI::App& root, selection& sel)
                      product_spec, kind::write);
     endpoint_command(*products, sel, "delete", "Delete a digital product (DELETE /digital_products/{id})",
                      "ddctl products delete 5c9e...", dd::async_delete_digital_product, whole_spec, kind::write);
+    add_asset_edit(*products, sel, "add-assets",
+                   "Link more assets to a digital product (read, append, PATCH the whole list; not atomic: a concurrent "
+                   "change is detected, not prevented)",
+                   "ddctl products add-assets 5c9e... --asset-ids 3f2a...", true);
+    add_asset_edit(*products, sel, "remove-assets", "Unlink assets from a digital product (read, remove, PATCH the whole list)",
+                   "ddctl products remove-assets 5c9e... --asset-ids 3f2a...", false);
     endpoint_command(*products, sel, "notify-buyers",
                      "Email every buyer of a digital product (POST /digital_products/{id}/notify_buyers); asks first",
                      "ddctl products notify-buyers 5c9e... --subject 'New version' --yes", dd::async_notify_buyers, whole_spec,

@@ -14,24 +14,21 @@ std::string session::relative(const std::string& url) const
     return url;
 }
 
-bool session::print_not_sent() const
+void session::check(const dd::error_code& ec, const dd::diagnostics& diag, const std::string& then) const
 {
-    if (!dry_run || tap->not_sent.empty())
-        return false;
-    // What would have been sent: method, path (with its query), body. Never a header.
-    std::cout << "dry run: nothing was sent\n";
-    const auto& r = tap->not_sent.front();
-    std::cout << dd::to_string(r.method) << ' ' << relative(r.url) << '\n';
-    if (!r.body.empty())
-        std::cout << r.body << '\n';
-    std::cout.flush();
-    return true;
-}
-
-void session::check(const dd::error_code& ec, const dd::diagnostics& diag) const
-{
-    if (print_not_sent())
+    if (dry_run && !tap->not_sent.empty())
+    {
+        // What would have been sent: method, path (with its query), body. Never a header.
+        std::cout << "dry run: nothing was sent\n";
+        const auto& r = tap->not_sent.front();
+        std::cout << dd::to_string(r.method) << ' ' << relative(r.url) << '\n';
+        if (!r.body.empty())
+            std::cout << r.body << '\n';
+        if (!then.empty())
+            std::cout << "then " << then << '\n';
+        std::cout.flush();
         throw dry_run_done{};
+    }
     if (!ec)
         return;
     std::string line = diag.to_string();

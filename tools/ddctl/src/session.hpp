@@ -31,13 +31,9 @@ struct session
     bool terminal_err = false;  ///< stderr is a terminal: progress bars
 
     /// Throws cli_error (stderr line: the diagnostics, exit code by class) when
-    /// `ec` is set; with --dry-run, prints the request(s) not sent and throws
-    /// dry_run_done.
-    void check(const dd::error_code& ec, const dd::diagnostics& diag) const;
-
-    /// With --dry-run, once the client tried to send: prints what was not
-    /// sent (method, path with query, body; never a header) and returns true.
-    bool print_not_sent() const;
+    /// `ec` is set; with --dry-run, prints the request not sent (and `then`, what
+    /// the operation would have sent after it) and throws dry_run_done.
+    void check(const dd::error_code& ec, const dd::diagnostics& diag, const std::string& then = {}) const;
 
     /// A write that emails a customer: asks on a terminal, needs --yes
     /// otherwise (exit_usage); "no" gives exit_failure. Nothing to ask with --dry-run.
