@@ -61,6 +61,7 @@ meson_asan_test() {
 tsan_build() {
   cmake -S . -B "$out/tsan" -G Ninja -DCMAKE_CXX_COMPILER=clang++-16 -DDIGITAL_DELIVERY_WERROR=ON -DDIGITAL_DELIVERY_BUILD_TESTS=ON \
     -DDIGITAL_DELIVERY_SANITIZE=thread -DDIGITAL_DELIVERY_BUILD_EXAMPLES=OFF -DDIGITAL_DELIVERY_BUILD_SANDBOX=OFF \
+    -DDIGITAL_DELIVERY_BUILD_CLI=OFF \
     "-DDIGITAL_DELIVERY_TEST_AREAS=transport;scheduler;core" >/dev/null &&
   cmake --build "$out/tsan" -j "$jobs"
 }
