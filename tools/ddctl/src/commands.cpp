@@ -18,6 +18,8 @@
 #include <tuple>
 #include <vector>
 
+#include <strings.h>
+
 namespace ddctl {
 
 namespace asio = boost::asio;
@@ -91,6 +93,7 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
     app->callback([&sel, args, fn, spec, k, what]() {
         if (k == kind::emails)
             sel.confirm = std::string(what) + " " + (args->ids.empty() ? std::string() : args->ids.front());
+        sel.write = k != kind::read;
         sel.run = [args, fn, spec](session& s) -> asio::awaitable<void> {
             if constexpr (has_query)
             {
@@ -322,6 +325,7 @@ void add_asset_edit(CLI::App& products, selection& sel, const char* name, const 
     app->add_flag("--no-recheck", a->no_recheck, "do not read the product again right before the PATCH (one GET less; "
                                                  "a concurrent change is then not detected)");
     app->callback([&sel, a, add]() {
+        sel.write = true;
         sel.run = [a, add](session& s) -> asio::awaitable<void> {
             const dd::asset_edit_options o{.recheck_before_patch = !a->no_recheck};
             const std::vector<std::string>& ids = a->ids;
@@ -394,6 +398,7 @@ void add_raw_request(CLI::App& app, selection& sel)
     cmd->add_option("--query", a->query, "a query parameter NAME=VALUE (repeatable; encoded by ddctl)");
     cmd->add_option("--data", a->body.data, "the JSON body, or @FILE");
     cmd->callback([&sel, a]() {
+        sel.write = ::strcasecmp(a->method.c_str(), "GET") != 0;
         sel.run = [a](session& s) -> asio::awaitable<void> {
             dd::raw_query query;
             for (const auto& q : a->query)

@@ -26,6 +26,8 @@ struct selection
     /// The command sleeps between requests on purpose (a poll loop): no
     /// "waiting for rate-limit points" notice.
     bool sleeps = false;
+    /// A write whose state is unknown when interrupted (said on Ctrl-C).
+    bool write = false;
 };
 
 /// Adds `assets ...`, `products ...`, `orders ...` and `request` to `app`.

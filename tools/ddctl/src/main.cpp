@@ -278,6 +278,9 @@ int main(int argc, char** argv)
                            {
                                std::cerr << "ddctl: " << err.what() << '\n';
                                code = interrupted ? exit_interrupted : err.code;
+                               if (interrupted && sel.write)
+                                   std::cerr << "ddctl: interrupted during a write: if the request had already reached "
+                                                "the server it may have been applied; look before sending it again\n";
                            }
                            catch (const std::exception& err)
                            {
