@@ -632,14 +632,22 @@ TEST(cli_exit_codes, one_per_failure_class)
     EXPECT_EQ(e.run({"orders", "list"}, {{"DIGITAL_DELIVERY_BASE_URL", "http://127.0.0.1:" + std::to_string(closed_port) + "/api/v1/external"}}).status, 7);
 }
 
+/// Two runs of `orders list` on a budget of one point per `window` seconds,
+/// shared by the processes of the key: the first takes the point (and must
+/// succeed); returns the second, which has to wait a whole window for its own.
+run_result second_of_two_on_one_point(const cli_env& e, const char* window)
+{
+    const std::vector<std::string> slow = {"--rate-limit-points", "1", "--rate-limit-window", window, "orders", "list"};
+    auto first = e.run(slow);
+    EXPECT_EQ(first.status, 0) << first.err;
+    return e.run(slow);
+}
+
 TEST(cli_exit_codes, rate_limit_wait_that_cannot_end_in_time)
 {
     cli_env e;
-    // one point per ten minutes, shared by the processes of the key: the first
-    // run takes it, the second could only send after its deadline
-    const std::vector<std::string> slow = {"--rate-limit-points", "1", "--rate-limit-window", "600", "orders", "list"};
-    EXPECT_EQ(e.run(slow).status, 0);
-    auto second = e.run(slow);
+    // ten minutes: the second run could only send after its deadline
+    auto second = second_of_two_on_one_point(e, "600");
     EXPECT_EQ(second.status, 6) << second.err;
 }
 
@@ -673,10 +681,8 @@ TEST(cli_rate_limit, a_loop_of_invocations_on_one_key_gets_no_429)
 TEST(cli_rate_limit, a_wait_for_points_is_reported_while_it_lasts)
 {
     cli_env e;
-    // one point per 4 s, shared: the second run waits for its point (about 4 s)
-    const std::vector<std::string> slow = {"--rate-limit-points", "1", "--rate-limit-window", "4", "orders", "list"};
-    EXPECT_EQ(e.run(slow).status, 0);
-    auto second = e.run(slow);
+    // four seconds: the second run waits for its point
+    auto second = second_of_two_on_one_point(e, "4");
     EXPECT_EQ(second.status, 0) << second.err;
     EXPECT_NE(second.err.find("ddctl: waiting for rate-limit points"), std::string::npos) << second.err;
     EXPECT_NE(second.err.find("ddctl: waited"), std::string::npos) << second.err;
