@@ -24,7 +24,10 @@ sb_pid=""
 cleanup() { [[ -n "$sb_pid" ]] && kill "$sb_pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT
 truncate -s "$size" "$dir/body.bin"
-mkdir -p "$dir/data" "$dir/config"
+mkdir -p "$dir/data" "$dir/config/ddctl"
+# The sandbox runs without a rate limit: so does ddctl's client-side limiter
+# (a profile of its config file), or its waits would count in the uploads' time.
+printf '[default]\nrate_limit_points = 1000000\nrate_limit_store = in-process\n' > "$dir/config/ddctl/config"
 "$sandbox" --port 0 --no-rate-limit --seed-orders 1 --data-dir "$dir/data" --quota-storage-bytes 1099511627776 \
     > "$dir/sandbox.out" 2> /dev/null &
 sb_pid=$!
