@@ -436,7 +436,8 @@ void add_raw_request(CLI::App& app, selection& sel)
 CLI::App* add_command(CLI::App& parent, const char* name, const char* help, const char* example)
 {
     auto* app = parent.add_subcommand(name, help);
-    app->footer(std::string("Example:\n  ") + example);
+    app->footer(std::string("Example:\n  ") + example +
+                "\n\nGlobal options (--output, --dry-run, --yes, --profile, --timeout, --verbose, ...): ddctl --help");
     app->fallthrough();
     return app;
 }
