@@ -2,9 +2,9 @@
 # The test command (README.md), what CI runs (.ci/run). On a fresh Debian 12
 # machine it installs what it needs, then builds and tests in three
 # configurations, each compiling the library once, and runs the fuzzers briefly:
-#   1. CMake + g++-12, -Werror: every test area, the consumer/packaging tests
-#      and the examples (against the sandbox);
-#   2. meson + clang++-16 with ASan+UBSan, -Werror: every test area;
+#   1. CMake + g++-12, -Werror: every test area (cli, ddctl against the sandbox,
+#      included), the consumer/packaging tests and the examples (against the sandbox);
+#   2. meson + clang++-16 with ASan+UBSan, -Werror: every test area (cli included);
 #   3. CMake + clang++-16 with TSan: the areas that run concurrently (transport
 #      with a multi-threaded io_context, scheduler, core);
 #   4. CMake + clang++-16, libFuzzer with ASan+UBSan: the fuzz targets of
@@ -61,6 +61,7 @@ meson_asan_test() {
 tsan_build() {
   cmake -S . -B "$out/tsan" -G Ninja -DCMAKE_CXX_COMPILER=clang++-16 -DDIGITAL_DELIVERY_WERROR=ON -DDIGITAL_DELIVERY_BUILD_TESTS=ON \
     -DDIGITAL_DELIVERY_SANITIZE=thread -DDIGITAL_DELIVERY_BUILD_EXAMPLES=OFF -DDIGITAL_DELIVERY_BUILD_SANDBOX=OFF \
+    -DDIGITAL_DELIVERY_BUILD_CLI=OFF \
     "-DDIGITAL_DELIVERY_TEST_AREAS=transport;scheduler;core" >/dev/null &&
   cmake --build "$out/tsan" -j "$jobs"
 }

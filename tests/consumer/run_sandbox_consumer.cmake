@@ -9,6 +9,11 @@ if(MODE STREQUAL "find_package")
     if(NOT EXISTS ${WORK_DIR}/prefix/bin/digital-delivery-sandbox)
         message(FATAL_ERROR "the package does not install bin/digital-delivery-sandbox")
     endif()
+    # ddctl, when the build has it (DIGITAL_DELIVERY_BUILD_CLI), and its bash completion
+    if(EXISTS ${DD_BINARY_DIR}/tools/ddctl AND NOT (EXISTS ${WORK_DIR}/prefix/bin/ddctl AND
+            EXISTS ${WORK_DIR}/prefix/share/bash-completion/completions/ddctl))
+        message(FATAL_ERROR "the package does not install bin/ddctl and share/bash-completion/completions/ddctl")
+    endif()
     run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=find_package
         -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
 elseif(MODE STREQUAL "subdirectory")

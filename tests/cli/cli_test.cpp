@@ -1,0 +1,812 @@
+// ddctl run as a process against the program's one sandbox (a store of its
+// own per test): every subcommand, its JSON compared with the API's own
+// answer, the exit code of each failure class, --all across pages, --dry-run
+// sending nothing, confirmation, Ctrl-C during an upload, a loop of
+// invocations on one key without a 429. Every run's stdout and stderr are
+// searched for the API key (run_ddctl). Outcomes only, never elapsed time.
+#include "sandbox_process.hpp"
+#include "server_process.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pty.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using dd_test::sandbox_process;
+
+namespace {
+
+// ---- a listening socket: a port nobody else takes -----------------------------------
+
+struct listener
+{
+    int fd = -1;
+    int port = 0;
+    listener()
+    {
+        fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 16) != 0)
+            throw std::runtime_error("cannot listen on 127.0.0.1");
+        socklen_t len = sizeof a;
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+        port = ntohs(a.sin_port);
+    }
+    ~listener() { close(); }
+    void close()
+    {
+        if (fd >= 0)
+            ::close(fd);
+        fd = -1;
+    }
+    /// True when a connection is waiting to be accepted.
+    bool connection_pending() const
+    {
+        pollfd p{fd, POLLIN, 0};
+        return ::poll(&p, 1, 0) > 0;
+    }
+};
+
+// ---- a slow relay in front of the sandbox's storage: uploads that last -------------------
+//
+// The sandbox is started with --public-url pointing here, so presigned upload
+// URLs go through this relay, which forwards the client's bytes at about
+// 16 MiB/s: an upload of 256 MiB is still running when the test interrupts it,
+// whatever the machine.
+class slow_relay
+{
+public:
+    slow_relay() = default;
+    int port() const { return in_.port; }
+    void start(int target_port)
+    {
+        target_ = target_port;
+        std::thread([this] { accept_loop(); }).detach();
+    }
+
+private:
+    void accept_loop()
+    {
+        for (;;)
+        {
+            const int c = ::accept4(in_.fd, nullptr, nullptr, SOCK_CLOEXEC);
+            if (c < 0)
+                return;
+            const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            a.sin_port = htons(static_cast<std::uint16_t>(target_));
+            if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+            {
+                ::close(c);
+                ::close(s);
+                continue;
+            }
+            auto both = std::make_shared<std::atomic<int>>(2);
+            std::thread([c, s, both] { pump(c, s, true, both); }).detach();
+            std::thread([c, s, both] { pump(s, c, false, both); }).detach();
+        }
+    }
+    static void pump(int from, int to, bool slow, std::shared_ptr<std::atomic<int>> both)
+    {
+        std::vector<char> buf(64 * 1024);
+        for (;;)
+        {
+            const ssize_t n = ::read(from, buf.data(), buf.size());
+            if (n <= 0)
+                break;
+            ssize_t off = 0;
+            while (off < n)
+            {
+                const ssize_t w = ::send(to, buf.data() + off, static_cast<std::size_t>(n - off), MSG_NOSIGNAL);
+                if (w <= 0)
+                    goto done;
+                off += w;
+            }
+            if (slow)
+                std::this_thread::sleep_for(std::chrono::milliseconds(4));
+        }
+    done:
+        ::shutdown(to, SHUT_WR);
+        ::shutdown(from, SHUT_RD);
+        if (--*both == 0)
+        {
+            ::close(from);
+            ::close(to);
+        }
+    }
+
+    listener in_;
+    int target_ = 0;
+};
+
+/// The program's sandbox, its storage behind the slow relay.
+sandbox_process& sandbox()
+{
+    static slow_relay relay;
+    static sandbox_process sb = [&]() -> sandbox_process {
+        return sandbox_process({"--no-rate-limit", "--seed-orders", "1", "--public-url",
+                                "http://127.0.0.1:" + std::to_string(relay.port())});
+    }();
+    static bool started = [&] {
+        const std::string origin = sb.origin();
+        relay.start(std::stoi(origin.substr(origin.rfind(':') + 1)));
+        return true;
+    }();
+    (void)started;
+    return sb;
+}
+
+// ---- running ddctl ---------------------------------------------------------------------
+
+struct run_result
+{
+    int status = -1;  ///< exit status, or 128 + signal
+    std::string out, err;
+    json::value json() const { return json::parse(out); }
+    /// stdout as JSON lines.
+    std::vector<json::value> lines() const
+    {
+        std::vector<json::value> r;
+        std::istringstream in(out);
+        for (std::string l; std::getline(in, l);)
+            if (!l.empty())
+                r.push_back(json::parse(l));
+        return r;
+    }
+};
+
+std::string slurp(const fs::path& p)
+{
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/// A temporary directory of the test: HOME and XDG_CONFIG_HOME of ddctl.
+struct temp_dir
+{
+    fs::path path;
+    temp_dir()
+    {
+        std::string t = (fs::temp_directory_path() / "ddctl-test-XXXXXX").string();
+        if (!::mkdtemp(t.data()))
+            throw std::runtime_error("mkdtemp");
+        path = t;
+    }
+    ~temp_dir() { fs::remove_all(path); }
+};
+
+/// A store of the program's sandbox, with a key of its own, and ddctl configured for it.
+struct cli_env
+{
+    sandbox_process::store store;
+    temp_dir home;
+    std::map<std::string, std::string> env;
+
+    explicit cli_env(std::vector<std::string> options = {"--no-rate-limit", "--seed-orders", "3"})
+    {
+        static int n = 0;
+        const std::string key = "ddctl-secret-" + std::to_string(::getpid()) + "-" + std::to_string(++n) + "-Zq7";
+        store = sandbox().create_store(std::move(options), key);
+        env = {{"DIGITAL_DELIVERY_BASE_URL", store.base_url},
+               {"DIGITAL_DELIVERY_API_KEY", store.api_key},
+               {"HOME", home.path.string()},
+               {"XDG_CONFIG_HOME", home.path.string()},
+               {"PATH", "/usr/bin:/bin"}};
+    }
+    ~cli_env()
+    {
+        try
+        {
+            sandbox().delete_store(store.id);
+        }
+        catch (...)
+        {
+        }
+    }
+
+    /// Starts ddctl with stdout and stderr to files and stdin from /dev/null;
+    /// with `terminal` (a pty's slave side), stdin and stderr on that terminal.
+    pid_t spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err,
+                const std::map<std::string, std::string>& extra_env = {}, int terminal = -1) const
+    {
+        std::vector<std::string> envs;
+        auto all = env;
+        for (const auto& [k, v] : extra_env)
+            all[k] = v;
+        for (const auto& [k, v] : all)
+            if (!v.empty())
+                envs.push_back(k + "=" + v);
+        std::vector<char*> envp, argv;
+        for (auto& e : envs)
+            envp.push_back(e.data());
+        envp.push_back(nullptr);
+        std::string exe = DDCTL_EXE;
+        argv.push_back(exe.data());
+        std::vector<std::string> copy = args;
+        for (auto& a : copy)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        if (terminal >= 0)
+            posix_spawn_file_actions_adddup2(&fa, terminal, 0);
+        else
+            posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (terminal >= 0)
+            posix_spawn_file_actions_adddup2(&fa, terminal, 2);
+        else
+            posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        pid_t pid = -1;
+        const int rc = ::posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data());
+        posix_spawn_file_actions_destroy(&fa);
+        if (rc != 0)
+            throw std::runtime_error("cannot start " + exe);
+        return pid;
+    }
+
+    static int wait(pid_t pid)
+    {
+        int st = 0;
+        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        {
+        }
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    }
+
+    /// The key never appears in what ddctl writes.
+    void expect_no_key(const run_result& r) const
+    {
+        EXPECT_EQ(r.out.find(store.api_key), std::string::npos) << "the API key on stdout";
+        EXPECT_EQ(r.err.find(store.api_key), std::string::npos) << "the API key on stderr";
+    }
+
+    run_result run(const std::vector<std::string>& args, const std::map<std::string, std::string>& extra_env = {}) const
+    {
+        const fs::path out = home.path / "stdout", err = home.path / "stderr";
+        run_result r;
+        r.status = wait(spawn(args, out, err, extra_env));
+        r.out = slurp(out);
+        r.err = slurp(err);
+        expect_no_key(r);
+        return r;
+    }
+
+    /// The API's own answer, straight from the sandbox (no ddctl, no library).
+    json::value api(const std::string& method, const std::string& path, const std::string& body = {}) const
+    {
+        auto r = sandbox().request(method, "/api/v1/external" + path, body, store.api_key);
+        return r.body.empty() ? json::value() : json::parse(r.body);
+    }
+    json::value control(const std::string& method, const std::string& path, const std::string& body = {}) const
+    {
+        auto r = sandbox().request(method, path, body, store.api_key);
+        return r.body.empty() ? json::value() : json::parse(r.body);
+    }
+
+    std::string purchase(std::int64_t product) const
+    {
+        return std::string(control("POST", "/sandbox/purchases",
+                                   R"({"store_product_id": )" + std::to_string(product) + R"(, "email": "ada@example.com"})")
+                               .at("order").at("id").as_string());
+    }
+};
+
+std::string id_of(const json::value& v) { return std::string(v.at("id").as_string()); }
+
+#define EXPECT_OK(r) EXPECT_EQ((r).status, 0) << (r).err
+
+}  // namespace
+
+// ---- assets ---------------------------------------------------------------------------------
+
+TEST(cli_assets, create_get_list_update_delete_print_what_the_api_sent)
+{
+    cli_env e;
+    auto created = e.run({"assets", "create", "--type", "licence", "--name", "Pro key", "--autogenerate-licence-key", "true", "-o", "json"});
+    EXPECT_OK(created);
+    const std::string id = id_of(created.json().at("asset"));
+
+    auto got = e.run({"assets", "get", id, "--output", "json"});
+    EXPECT_OK(got);
+    EXPECT_EQ(got.json(), e.api("GET", "/assets/" + id).at("asset"));
+    EXPECT_EQ(created.json().at("asset"), got.json());
+
+    auto updated = e.run({"assets", "update", id, "--name", "Pro key 2", "-o", "json"});
+    EXPECT_OK(updated);
+    EXPECT_EQ(updated.json().at("name"), "Pro key 2");
+    EXPECT_EQ(updated.json(), e.api("GET", "/assets/" + id).at("asset"));
+
+    auto listed = e.run({"assets", "list", "-o", "json"});
+    EXPECT_OK(listed);
+    const auto lines = listed.lines();
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0], e.api("GET", "/assets").at("assets").at(0));
+
+    auto table = e.run({"assets", "list"});
+    EXPECT_OK(table);
+    EXPECT_NE(table.out.find("Pro key 2"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("ID"), std::string::npos) << table.out;
+
+    EXPECT_OK(e.run({"assets", "delete", id}));
+    EXPECT_EQ(e.run({"assets", "get", id}).status, 3);
+}
+
+TEST(cli_assets, upload_and_replace_a_file)
+{
+    cli_env e;
+    const fs::path file = e.home.path / "manual.pdf";
+    std::ofstream(file) << std::string(300000, 'x');
+    auto up = e.run({"assets", "upload", file.string(), "--content-type", "application/pdf", "-o", "json"});
+    EXPECT_OK(up);
+    const std::string id = id_of(up.json());
+    EXPECT_EQ(up.json(), e.api("GET", "/assets/" + id).at("asset"));
+    EXPECT_EQ(up.json().at("byte_size"), 300000);
+    EXPECT_NE(up.err.find("upload 100%"), std::string::npos) << up.err;  // plain progress lines off a terminal
+
+    const fs::path v2 = e.home.path / "manual-v2.pdf";
+    std::ofstream(v2) << std::string(1000, 'y');
+    auto rep = e.run({"assets", "replace", id, v2.string(), "-o", "json"});
+    EXPECT_OK(rep);
+    EXPECT_EQ(rep.json().at("byte_size"), 1000);
+    EXPECT_EQ(rep.json().at("filename"), "manual-v2.pdf");
+
+    // without FILE: the endpoint itself, which answers with an upload handle
+    auto handle = e.run({"assets", "replace", id, "--filename", "v3.pdf", "--byte-size", "10", "-o", "json"});
+    EXPECT_OK(handle);
+    EXPECT_TRUE(handle.json().at("upload").is_object()) << handle.out;
+}
+
+// ---- digital products ---------------------------------------------------------------------
+
+TEST(cli_products, crud_and_notify_buyers_needs_yes)
+{
+    cli_env e;
+    const std::string asset = id_of(e.api("POST", "/assets", R"({"asset": {"type": "licence", "name": "k"}})").at("asset"));
+    auto created = e.run({"products", "create", "--store-product-id", "4242", "--asset-ids", asset,
+                          "--custom-message", "Thanks", "-o", "json"});
+    EXPECT_OK(created);
+    const std::string id = id_of(created.json());
+    EXPECT_EQ(created.json(), e.api("GET", "/digital_products/" + id).at("digital_product"));
+
+    auto got = e.run({"products", "get", id, "-o", "json"});
+    EXPECT_OK(got);
+    EXPECT_EQ(got.json(), e.api("GET", "/digital_products/" + id).at("digital_product"));
+
+    auto updated = e.run({"products", "update", id, "--data", R"({"custom_message": "Thank you!", "upsert_always": true})", "-o", "json"});
+    EXPECT_OK(updated);
+    EXPECT_EQ(updated.json().at("custom_message"), "Thank you!");
+    EXPECT_EQ(updated.json().at("upsert_always"), true);
+
+    auto listed = e.run({"products", "list", "--store-product-id", "4242", "-o", "json"});
+    EXPECT_OK(listed);
+    ASSERT_EQ(listed.lines().size(), 1u);
+    EXPECT_EQ(listed.lines()[0], e.api("GET", "/digital_products").at("digital_products").at(0));
+
+    // the asset-list helpers
+    const std::string second = id_of(e.api("POST", "/assets", R"({"asset": {"type": "licence", "name": "k2"}})").at("asset"));
+    auto added = e.run({"products", "add-assets", id, "--asset-ids", second, "-o", "json"});
+    EXPECT_OK(added);
+    EXPECT_EQ(added.json(), e.api("GET", "/digital_products/" + id).at("digital_product"));
+    EXPECT_EQ(added.json().at("assets").as_array().size(), 2u);
+    auto removed = e.run({"products", "remove-assets", id, "--asset-ids", second, "-o", "json"});
+    EXPECT_OK(removed);
+    EXPECT_EQ(removed.json().at("assets").as_array().size(), 1u);
+
+    e.purchase(4242);  // a product of no seeded order: one buyer
+    e.control("DELETE", "/sandbox/outbox");
+    // no terminal, no --yes: refused, nothing sent
+    auto refused = e.run({"products", "notify-buyers", id, "--subject", "New version"});
+    EXPECT_EQ(refused.status, 2);
+    EXPECT_NE(refused.err.find("--yes"), std::string::npos) << refused.err;
+    EXPECT_TRUE(e.control("GET", "/sandbox/outbox").at("emails").as_array().empty());
+
+    auto notified = e.run({"products", "notify-buyers", id, "--subject", "New version", "--yes", "-o", "json"});
+    EXPECT_OK(notified);
+    EXPECT_EQ(notified.json().at("notified_count"), 1);
+    EXPECT_EQ(e.control("GET", "/sandbox/outbox").at("emails").as_array().size(), 1u);
+
+    EXPECT_OK(e.run({"products", "delete", id}));
+    EXPECT_EQ(e.run({"products", "get", id}).status, 3);
+}
+
+// ---- orders ---------------------------------------------------------------------------------
+
+TEST(cli_orders, all_walks_every_page_and_streams_each_item_once)
+{
+    cli_env e({"--no-rate-limit", "--seed-orders", "23"});
+    auto all = e.run({"orders", "list", "--all", "--per-page", "5", "--verbose", "-o", "json"});
+    EXPECT_OK(all);
+    const auto lines = all.lines();
+    ASSERT_EQ(lines.size(), 23u);
+    // the same items, in the same order, as the API's own single page of 23
+    const json::value api_page = e.api("GET", "/orders?per_page=50");
+    const auto& api = api_page.at("orders").as_array();
+    for (std::size_t i = 0; i < lines.size(); ++i)
+        EXPECT_EQ(lines[i], api[i]);
+    // five pages of five
+    std::size_t pages = 0;
+    for (std::size_t p = all.err.find("< 200 GET /orders"); p != std::string::npos; p = all.err.find("< 200 GET /orders", p + 1))
+        ++pages;
+    EXPECT_EQ(pages, 5u) << all.err;
+
+    auto page2 = e.run({"orders", "list", "--page", "2", "--per-page", "10", "--sort", "name_asc", "-o", "json"});
+    EXPECT_OK(page2);
+    EXPECT_EQ(page2.lines().front(), e.api("GET", "/orders?page=2&per_page=10&sort=name_asc").at("orders").at(0));
+
+    auto bad = e.run({"orders", "list", "--status", "nonsense"});
+    EXPECT_EQ(bad.status, 2) << bad.err;
+}
+
+TEST(cli_orders, get_downloads_attach_detach_notify)
+{
+    cli_env e({"--no-rate-limit", "--seed-orders", "1", "--watermark-delay-ms", "0"});
+    const std::string asset = id_of(e.api("POST", "/assets", R"({"asset": {"type": "licence", "name": "k", "autogenerate_licence_key": true}})").at("asset"));
+    e.api("POST", "/digital_products", R"({"digital_product": {"store_product_id": 7500000001111, "asset_ids": [")" + asset + R"("]}})");
+    const std::string order = e.purchase(7500000001111);
+
+    auto got = e.run({"orders", "get", order, "-o", "json"});
+    EXPECT_OK(got);
+    EXPECT_EQ(got.json(), e.api("GET", "/orders/" + order).at("order"));
+
+    auto downloads = e.run({"orders", "downloads", order, "-o", "json"});
+    EXPECT_OK(downloads);
+    EXPECT_EQ(downloads.json(), e.api("GET", "/orders/" + order + "/downloads"));
+    auto waited = e.run({"orders", "wait-downloads", order, "--timeout", "60", "-o", "json"});
+    EXPECT_OK(waited);
+    EXPECT_EQ(waited.json(), e.api("GET", "/orders/" + order + "/downloads"));
+    auto table = e.run({"orders", "downloads", order});
+    EXPECT_OK(table);
+    EXPECT_NE(table.out.find("WATERMARK_STATUS"), std::string::npos) << table.out;
+
+    const std::string extra = id_of(e.api("POST", "/assets", R"({"asset": {"type": "external", "external_url": "https://example.com/a.pdf"}})").at("asset"));
+    auto attached = e.run({"orders", "attach", order, "--asset-ids", extra, "-o", "json"});
+    EXPECT_OK(attached);
+    EXPECT_EQ(attached.json().at("attached_assets").at(0).at("id"), json::value(extra));
+    auto detached = e.run({"orders", "detach", order, "--data", R"({"asset_ids": [")" + extra + R"("]})", "-o", "json"});
+    EXPECT_OK(detached);
+
+    e.control("DELETE", "/sandbox/outbox");
+    auto refused = e.run({"orders", "notify", order});
+    EXPECT_EQ(refused.status, 2) << refused.err;
+    EXPECT_TRUE(e.control("GET", "/sandbox/outbox").at("emails").as_array().empty());
+    auto notified = e.run({"orders", "notify", order, "--email", "other@example.com", "--yes", "-o", "json"});
+    EXPECT_OK(notified);
+    EXPECT_EQ(notified.json().at("notified"), true);
+    const json::value outbox = e.control("GET", "/sandbox/outbox");
+    const auto& emails = outbox.at("emails").as_array();
+    ASSERT_EQ(emails.size(), 1u);
+    EXPECT_EQ(emails[0].at("to"), "other@example.com");
+}
+
+TEST(cli_orders, notify_asks_on_a_terminal)
+{
+    cli_env e;
+    const std::string order = e.purchase(4242);
+    e.control("DELETE", "/sandbox/outbox");
+    // answers typed on the terminal: "n" sends nothing (exit 1), "y" sends
+    for (const auto& [answer, status, emails] : {std::tuple{"n\n", 1, 0u}, std::tuple{"y\n", 0, 1u}})
+    {
+        int master = -1, slave = -1;
+        ASSERT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+        ASSERT_EQ(::write(master, answer, 2), 2);  // waits in the terminal's line buffer
+        const pid_t pid = e.spawn({"orders", "notify", order}, e.home.path / "out", e.home.path / "err", {}, slave);
+        ::close(slave);
+        const int st = cli_env::wait(pid);
+        std::string screen(4096, '\0');
+        const ssize_t n = ::read(master, screen.data(), screen.size());
+        screen.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+        ::close(master);
+        EXPECT_EQ(st, status) << screen;
+        EXPECT_NE(screen.find("emails the customer of order " + order + ". Send it? [y/N]"), std::string::npos) << screen;
+        EXPECT_EQ(screen.find(e.store.api_key), std::string::npos);
+        EXPECT_EQ(e.control("GET", "/sandbox/outbox").at("emails").as_array().size(), emails);
+    }
+}
+
+// ---- raw requests ----------------------------------------------------------------------------
+
+TEST(cli_request, raw_get_and_write)
+{
+    cli_env e;
+    auto got = e.run({"request", "GET", "/orders", "--query", "per_page=2", "-o", "json"});
+    EXPECT_OK(got);
+    EXPECT_EQ(got.json(), e.api("GET", "/orders?per_page=2"));
+
+    const fs::path body = e.home.path / "asset.json";
+    std::ofstream(body) << R"({"asset": {"type": "licence", "name": "from a file"}})";
+    auto posted = e.run({"request", "post", "/assets", "--data", "@" + body.string(), "-o", "json"});
+    EXPECT_OK(posted);
+    const std::string id = id_of(posted.json().at("asset"));
+    EXPECT_EQ(posted.json().at("asset"), e.api("GET", "/assets/" + id).at("asset"));
+    EXPECT_EQ(e.run({"request", "GET", "/nowhere"}).status, 3);
+}
+
+// ---- --dry-run ----------------------------------------------------------------------------
+
+TEST(cli_dry_run, every_write_prints_its_request_and_sends_nothing)
+{
+    cli_env e;
+    listener sink;  // the base URL of these runs: any connection would show here
+    const std::map<std::string, std::string> to_sink{{"DIGITAL_DELIVERY_BASE_URL", "http://127.0.0.1:" + std::to_string(sink.port) + "/api/v1/external"}};
+    const fs::path file = e.home.path / "f.bin";
+    std::ofstream(file) << std::string(5000, 'z');
+    const std::vector<std::pair<std::vector<std::string>, std::string>> writes = {
+        {{"assets", "create", "--type", "external", "--external-url", "https://example.com/x.pdf"}, "POST /assets"},
+        {{"assets", "update", "a1", "--name", "n"}, "PATCH /assets/a1"},
+        {{"assets", "delete", "a1"}, "DELETE /assets/a1"},
+        {{"assets", "upload", file.string()}, "POST /assets\n{\"asset\":{\"type\":\"internal\",\"filename\":\"f.bin\",\"byte_size\":5000}}\nthen PUT the 5000 bytes"},
+        {{"assets", "replace", "a1", file.string()}, "POST /assets/a1/replace"},
+        {{"assets", "replace", "a1", "--filename", "x.pdf", "--byte-size", "5"}, "POST /assets/a1/replace"},
+        {{"products", "create", "--store-product-id", "7500000001111", "--asset-ids", "a1,a2"}, "POST /digital_products"},
+        {{"products", "update", "p1", "--asset-ids", "a1"}, "PATCH /digital_products/p1"},
+        {{"products", "delete", "p1"}, "DELETE /digital_products/p1"},
+        {{"products", "add-assets", "p1", "--asset-ids", "a1"}, "GET /digital_products/p1\nthen PATCH /digital_products/p1"},
+        {{"products", "remove-assets", "p1", "--asset-ids", "a1"}, "GET /digital_products/p1\nthen PATCH /digital_products/p1"},
+        {{"products", "notify-buyers", "p1"}, "POST /digital_products/p1/notify_buyers"},
+        {{"orders", "attach", "o1", "--asset-ids", "a1"}, "POST /orders/o1/attach_assets"},
+        {{"orders", "detach", "o1", "--asset-ids", "a1"}, "DELETE /orders/o1/detach_assets"},
+        {{"orders", "notify", "o1", "--email", "x@example.com"}, "POST /orders/o1/notify"},
+        {{"request", "POST", "/orders/o1/notify", "--data", "{}"}, "POST /orders/o1/notify"},
+    };
+    for (const auto& [args, line] : writes)
+    {
+        auto a = args;
+        a.push_back("--dry-run");
+        auto r = e.run(a, to_sink);
+        EXPECT_EQ(r.status, 0) << args[0] << ' ' << args[1] << ": " << r.err;
+        EXPECT_NE(r.out.find("dry run: nothing was sent\n" + line), std::string::npos) << r.out;
+    }
+    EXPECT_FALSE(sink.connection_pending()) << "a dry run connected to the server";
+
+    // and against the store itself: nothing created, nobody emailed
+    auto r = e.run({"assets", "create", "--type", "licence", "--name", "n", "--dry-run"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find(R"({"asset":{"type":"licence","name":"n"}})"), std::string::npos) << r.out;
+    EXPECT_EQ(e.api("GET", "/assets").at("pagination").at("total_count"), 0);
+}
+
+// ---- exit codes -----------------------------------------------------------------------------
+
+TEST(cli_exit_codes, one_per_failure_class)
+{
+    cli_env e;
+    // usage
+    EXPECT_EQ(e.run({"assets", "frobnicate"}).status, 2);
+    EXPECT_EQ(e.run({"assets", "create", "--byte-size", "many"}).status, 2);
+    EXPECT_EQ(e.run({"assets", "create", "--data", R"({"colour": "red"})"}).status, 2);
+    EXPECT_EQ(e.run({"orders", "list"}, {{"DIGITAL_DELIVERY_BASE_URL", ""}}).status, 2);
+    // not found, with the diagnostics line on stderr
+    auto nf = e.run({"orders", "get", "no-such-order"});
+    EXPECT_EQ(nf.status, 3);
+    EXPECT_NE(nf.err.find("GET /orders/no-such-order: 404 Order not found"), std::string::npos) << nf.err;
+    // validation: refused by the client before sending, and by the server (422)
+    EXPECT_EQ(e.run({"assets", "create", "--type", "external"}).status, 4);
+    auto v = e.run({"request", "POST", "/assets", "--data", R"({"asset": {"type": "external", "external_url": ""}})"});
+    EXPECT_EQ(v.status, 4) << v.err;
+    EXPECT_NE(v.err.find("422"), std::string::npos) << v.err;
+    // authentication
+    auto auth = e.run({"orders", "list"}, {{"DIGITAL_DELIVERY_API_KEY", "wrong-key"}});
+    EXPECT_EQ(auth.status, 5);
+    EXPECT_NE(auth.err.find("401 Invalid API key"), std::string::npos) << auth.err;
+    // transport: nothing listens there
+    int closed_port = 0;
+    {
+        listener l;
+        closed_port = l.port;
+    }
+    EXPECT_EQ(e.run({"orders", "list"}, {{"DIGITAL_DELIVERY_BASE_URL", "http://127.0.0.1:" + std::to_string(closed_port) + "/api/v1/external"}}).status, 7);
+}
+
+/// Two runs of `orders list` on a budget of one point per `window` seconds,
+/// shared by the processes of the key: the first takes the point (and must
+/// succeed); returns the second, which has to wait a whole window for its own.
+run_result second_of_two_on_one_point(const cli_env& e, const char* window)
+{
+    const std::vector<std::string> slow = {"--rate-limit-points", "1", "--rate-limit-window", window, "orders", "list"};
+    auto first = e.run(slow);
+    EXPECT_EQ(first.status, 0) << first.err;
+    return e.run(slow);
+}
+
+TEST(cli_exit_codes, rate_limit_wait_that_cannot_end_in_time)
+{
+    cli_env e;
+    // ten minutes: the second run could only send after its deadline
+    auto second = second_of_two_on_one_point(e, "600");
+    EXPECT_EQ(second.status, 6) << second.err;
+}
+
+// ---- one key, many processes ---------------------------------------------------------------
+
+/// `runs` invocations in a row of ddctl with `options`, on a store whose
+/// bucket is 4 points per 2 s (ddctl told the same): each must succeed
+/// without a 429 (--verbose shows every answer's status).
+void expect_no_429(const cli_env& e, int runs, std::vector<std::string> options)
+{
+    for (const char* a : {"--rate-limit-points", "4", "--rate-limit-window", "2", "--verbose", "orders", "list", "--per-page", "1"})
+        options.push_back(a);
+    for (int i = 0; i < runs; ++i)
+    {
+        auto r = e.run(options);
+        ASSERT_EQ(r.status, 0) << "run " << i << ": " << r.err;
+        EXPECT_EQ(r.err.find("< 429"), std::string::npos) << "run " << i << ": " << r.err;
+        EXPECT_NE(r.err.find("< 200"), std::string::npos) << r.err;
+    }
+}
+
+const std::vector<std::string> compressed_bucket = {"--rate-limit-points", "4", "--rate-limit-window-seconds", "2", "--seed-orders", "3"};
+
+TEST(cli_rate_limit, a_loop_of_invocations_on_one_key_gets_no_429)
+{
+    // the default store: shared memory, every ddctl of the host
+    cli_env e(compressed_bucket);
+    expect_no_429(e, 24, {});
+}
+
+TEST(cli_rate_limit, a_wait_for_points_is_reported_while_it_lasts)
+{
+    cli_env e;
+    // four seconds: the second run waits for its point
+    auto second = second_of_two_on_one_point(e, "4");
+    EXPECT_EQ(second.status, 0) << second.err;
+    EXPECT_NE(second.err.find("ddctl: waiting for rate-limit points"), std::string::npos) << second.err;
+    EXPECT_NE(second.err.find("ddctl: waited"), std::string::npos) << second.err;
+}
+
+TEST(cli_rate_limit, redis_shares_the_budget_between_processes_and_its_password_stays_hidden)
+{
+    if (!dd_test::have_redis_server())
+        GTEST_SKIP() << dd_test::redis_server_exe << " is not installed (tests/install_deps.sh installs it)";
+    const std::string password = "redis-pw-Xk4";
+    dd_test::redis_server redis({"--requirepass", password});
+    cli_env e(compressed_bucket);
+    const std::string store = "redis://:" + password + "@127.0.0.1:" + std::to_string(redis.port());
+    expect_no_429(e, 12, {"--rate-limit-store", store});
+    auto shown = e.run({"--rate-limit-store", store, "--verbose", "orders", "list"});
+    EXPECT_EQ(shown.status, 0) << shown.err;
+    auto config = e.run({"--rate-limit-store", store, "config", "show"});
+    EXPECT_NE(config.out.find("rate_limit_store: redis://(credentials redacted)@127.0.0.1:"), std::string::npos) << config.out;
+    for (const auto* r : {&shown, &config})
+    {
+        EXPECT_EQ(r->out.find(password), std::string::npos);
+        EXPECT_EQ(r->err.find(password), std::string::npos);
+    }
+}
+
+// ---- Ctrl-C ---------------------------------------------------------------------------------
+
+TEST(cli_interrupt, sigint_during_an_upload_cancels_it_and_names_the_asset)
+{
+    cli_env e;
+    const fs::path file = e.home.path / "big.bin";
+    {
+        std::ofstream f(file, std::ios::binary);
+        f.seekp(256ll * 1024 * 1024 - 1);
+        f.put('\0');  // sparse: 256 MiB, through the 16 MiB/s relay
+    }
+    const fs::path out = e.home.path / "up.out", err = e.home.path / "up.err";
+    const pid_t pid = e.spawn({"assets", "upload", file.string()}, out, err);
+    // wait for the first progress line: the asset exists, its body is on its way
+    for (int i = 0; i < 600 && slurp(err).find("ddctl: upload") == std::string::npos; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_NE(slurp(err).find("ddctl: upload"), std::string::npos) << slurp(err);
+    ::kill(pid, SIGINT);
+    const int status = cli_env::wait(pid);
+    EXPECT_EQ(status, 130);
+    EXPECT_NE(::kill(pid, 0), 0);  // reaped: no process left behind
+    run_result r{status, slurp(out), slurp(err)};
+    e.expect_no_key(r);
+    // it names the asset that exists without its file
+    const json::value listed = e.api("GET", "/assets");
+    const auto& assets = listed.at("assets").as_array();
+    ASSERT_EQ(assets.size(), 1u);
+    const std::string id = id_of(assets[0]);
+    EXPECT_NE(r.err.find("asset " + id + " exists without its file"), std::string::npos) << r.err;
+}
+
+// ---- configuration ------------------------------------------------------------------------------
+
+TEST(cli_config, profiles_key_file_and_config_show_without_the_key)
+{
+    cli_env e;
+    const fs::path key_file = e.home.path / "key";
+    std::ofstream(key_file) << e.store.api_key << "\n";
+    fs::create_directories(e.home.path / "ddctl");
+    std::ofstream(e.home.path / "ddctl" / "config") << "# ddctl\n[default]\nbase_url = http://127.0.0.1:1/api/v1/external\n\n"
+                                                    << "[shop]\nbase_url = " << e.store.base_url << "\napi_key_file = "
+                                                    << key_file.string() << "\nrate_limit_store = in-process\n";
+    const std::map<std::string, std::string> no_env{{"DIGITAL_DELIVERY_BASE_URL", ""}, {"DIGITAL_DELIVERY_API_KEY", ""}};
+
+    auto shown = e.run({"--profile", "shop", "--verbose", "config", "show"}, no_env);
+    EXPECT_OK(shown);
+    EXPECT_NE(shown.out.find("base_url: " + e.store.base_url), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find("[shop]"), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find("api_key: (set, redacted)"), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find("rate_limit_store: in-process"), std::string::npos) << shown.out;
+
+    auto listed = e.run({"--profile", "shop", "--verbose", "orders", "list", "-o", "json"}, no_env);
+    EXPECT_OK(listed);
+    EXPECT_EQ(listed.lines().size(), 3u);
+
+    // the environment wins over the profile, and config show says so
+    auto env_wins = e.run({"--profile", "shop", "config", "show"}, {{"DIGITAL_DELIVERY_API_KEY", e.store.api_key}});
+    EXPECT_NE(env_wins.out.find("from env DIGITAL_DELIVERY_API_KEY"), std::string::npos) << env_wins.out;
+
+    auto by_file = e.run({"--api-key-file", key_file.string(), "orders", "list"}, {{"DIGITAL_DELIVERY_API_KEY", ""}});
+    EXPECT_OK(by_file);
+    EXPECT_EQ(e.run({"--profile", "nope", "orders", "list"}).status, 2);
+}
+
+// ---- help ------------------------------------------------------------------------------------
+
+TEST(cli_help, every_subcommand_has_help_with_an_example)
+{
+    cli_env e;
+    const std::vector<std::vector<std::string>> commands = {
+        {"assets", "list"}, {"assets", "get"}, {"assets", "create"}, {"assets", "update"}, {"assets", "delete"},
+        {"assets", "upload"}, {"assets", "replace"}, {"products", "list"}, {"products", "get"}, {"products", "create"},
+        {"products", "update"}, {"products", "delete"}, {"products", "add-assets"}, {"products", "remove-assets"},
+        {"products", "notify-buyers"}, {"orders", "list"},
+        {"orders", "get"}, {"orders", "downloads"}, {"orders", "wait-downloads"}, {"orders", "attach"},
+        {"orders", "detach"}, {"orders", "notify"}, {"request"}, {"config", "show"}, {}};
+    for (auto c : commands)
+    {
+        c.push_back("--help");
+        auto r = e.run(c);
+        EXPECT_EQ(r.status, 0) << r.err;
+        EXPECT_NE(r.out.find("Example:\n  ddctl"), std::string::npos) << r.out;
+    }
+    // the completion script, in bash, completing `ddctl orders wa` and `ddctl orders list --cre`
+    auto complete = [](const std::string& words, int cword) {
+        const std::string cmd = "bash -c 'source " DDCTL_COMPLETION "; COMP_WORDS=(" DDCTL_EXE " " + words +
+                                "); COMP_CWORD=" + std::to_string(cword) + "; _ddctl; echo \"${COMPREPLY[*]}\"'";
+        std::string out(4096, '\0');
+        FILE* p = ::popen(cmd.c_str(), "r");
+        out.resize(p ? std::fread(out.data(), 1, out.size(), p) : 0);
+        if (p)
+            ::pclose(p);
+        return out;
+    };
+    EXPECT_EQ(complete("orders wa", 2), "wait-downloads\n");
+    EXPECT_EQ(complete("orders list --created-at-m", 3), "--created-at-min --created-at-max\n");
+    // its source: ddctl's own command tree
+    auto words = e.run({"__complete", "orders"});
+    EXPECT_NE(words.out.find("wait-downloads\n"), std::string::npos) << words.out;
+    auto options = e.run({"__complete", "orders", "list"});
+    EXPECT_NE(options.out.find("--created-at-min\n"), std::string::npos) << options.out;
+}

@@ -1,0 +1,10 @@
+# bash completion for ddctl (installed as share/bash-completion/completions/ddctl).
+# The candidates come from ddctl itself (`ddctl __complete WORDS...` walks its
+# command-line definition), so they never fall out of date.
+_ddctl() {
+    local cur=${COMP_WORDS[COMP_CWORD]}
+    local candidates
+    candidates=$("${COMP_WORDS[0]}" __complete "${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null) || return
+    COMPREPLY=($(compgen -W "$candidates" -- "$cur"))
+}
+complete -o default -F _ddctl ddctl

@@ -1,0 +1,53 @@
+// ddctl's exit codes (one table, docs/cli.md) and the exception that carries one.
+#ifndef DDCTL_ERRORS_HPP
+#define DDCTL_ERRORS_HPP
+
+#include <digital_delivery/error.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace ddctl {
+
+enum exit_code : int
+{
+    exit_ok = 0,
+    exit_failure = 1,      ///< anything else: a 5xx, a storage refusal, an undecodable answer, "no" at the prompt
+    exit_usage = 2,        ///< bad command line, configuration or --data; a write that emails without --yes
+    exit_not_found = 3,    ///< 404
+    exit_validation = 4,   ///< 422, or refused by the client before sending (invalid input)
+    exit_auth = 5,         ///< 401: missing or wrong API key
+    exit_rate_limit = 6,   ///< 429 after retries, a rate-limit wait or deadline that could not be met
+    exit_transport = 7,    ///< connection, TLS or HTTP failure
+    exit_interrupted = 130,  ///< SIGINT / SIGTERM
+};
+
+/// A failure with its exit code; what() is the line written to stderr.
+struct cli_error : std::runtime_error
+{
+    int code;
+    cli_error(int c, const std::string& what) : std::runtime_error(what), code(c) {}
+};
+
+/// The exit code of a failed operation.
+inline int exit_code_for(const digital_delivery::error_code& ec)
+{
+    namespace dd = digital_delivery;
+    if (ec == dd::condition::cancelled)
+        return exit_interrupted;
+    if (ec == dd::condition::not_found)
+        return exit_not_found;
+    if (ec == dd::condition::validation || ec == dd::condition::invalid_input)
+        return exit_validation;
+    if (ec == dd::condition::unauthorized)
+        return exit_auth;
+    if (ec == dd::condition::rate_limited || ec == dd::condition::timeout)
+        return exit_rate_limit;
+    if (ec == dd::condition::transport)
+        return exit_transport;
+    return exit_failure;
+}
+
+}  // namespace ddctl
+
+#endif

@@ -1,0 +1,307 @@
+// ddctl: the Digital Delivery Service from the command line, on the library's
+// public API (docs/cli.md).
+#include "commands.hpp"
+#include "errors.hpp"
+#include "settings.hpp"
+
+#include <digital_delivery.hpp>
+#include <digital_delivery/beast_transport.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <unistd.h>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace dd = digital_delivery;
+using namespace ddctl;
+
+/// "waiting for rate-limit points" while it happens: armed when a request may
+/// be about to wait for the limiter (the command starts, an answer came and
+/// another request may follow), disarmed when a request is sent. The library
+/// reports a limiter wait when it ends; this says so after a second of it.
+class wait_notice
+{
+public:
+    explicit wait_notice(asio::any_io_executor ex) : timer_(std::move(ex)) {}
+    bool enabled = true;  ///< off for commands that sleep on purpose (wait-downloads polls)
+
+    void arm()
+    {
+        if (!enabled)
+            return;
+        timer_.expires_after(std::chrono::seconds(1));
+        timer_.async_wait([](const boost::system::error_code& ec) {
+            if (!ec)
+                std::fputs("ddctl: waiting for rate-limit points (the key's budget is shared by every ddctl on this host)...\n", stderr);
+        });
+    }
+    void disarm() { timer_.cancel(); }
+
+private:
+    asio::steady_timer timer_;
+};
+
+/// Says on stderr what the client waits for; with --verbose, every request
+/// (method, path, status; never a header, so never the key). Called on the
+/// io_context's one thread (on_throttle may come from another: it only prints).
+class cli_observer final : public dd::observer
+{
+public:
+    cli_observer(bool verbose, std::shared_ptr<wait_notice> notice) : verbose_(verbose), notice_(std::move(notice)) {}
+
+    void on_request_start(const dd::request_start_event& e) override
+    {
+        notice_->disarm();
+        if (verbose_)
+            std::fprintf(stderr, "ddctl: > %s %s%s (attempt %u)\n", std::string(dd::to_string(e.request.method)).c_str(),
+                         std::string(e.request.server_address).c_str(), std::string(e.request.path).c_str(), e.attempt);
+    }
+    void on_response(const dd::response_event& e) override
+    {
+        notice_->arm();
+        if (verbose_)
+            std::fprintf(stderr, "ddctl: < %u %s %s (%lld ms)\n", e.status, std::string(dd::to_string(e.request.method)).c_str(),
+                         std::string(e.request.path).c_str(),
+                         static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(e.duration).count()));
+    }
+    void on_retry(const dd::retry_event& e) override
+    {
+        std::fprintf(stderr, "ddctl: %s %s failed (%s): retrying in %.1f s\n", std::string(dd::to_string(e.request.method)).c_str(),
+                     std::string(e.request.path).c_str(), e.reason.message().c_str(),
+                     static_cast<double>(e.delay.count()) / 1000);
+    }
+    void on_limiter_wait(const dd::limiter_wait_event& e) override
+    {
+        notice_->disarm();
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(e.waited).count();
+        if (ms >= 250 || (verbose_ && ms > 0))
+            std::fprintf(stderr, "ddctl: waited %.1f s for rate-limit points (the key's budget is shared by every ddctl on this host)\n",
+                         static_cast<double>(ms) / 1000);
+    }
+    void on_throttle(const dd::throttle_event& e) override
+    {
+        if (e.what == dd::throttle_event::kind::paused)
+            std::fprintf(stderr, "ddctl: the API answered 429: requests of this key pause for %.1f s\n",
+                         static_cast<double>(e.retry_after.count()) / 1000);
+        else if (e.what == dd::throttle_event::kind::store_unavailable)
+            std::fprintf(stderr, "ddctl: shared rate-limit store unavailable (%s): using a share of the budget of our own\n",
+                         e.message.c_str());
+    }
+
+private:
+    bool verbose_;
+    std::shared_ptr<wait_notice> notice_;
+};
+
+/// `ddctl __complete WORDS...`: the subcommands and options that may follow
+/// WORDS (for the bash completion script).
+void complete(CLI::App& root, const std::vector<std::string>& words)
+{
+    CLI::App* app = &root;
+    for (const auto& w : words)
+        if (CLI::App* sub = [&]() -> CLI::App* {
+                for (auto* s : app->get_subcommands([](const CLI::App*) { return true; }))
+                    if (s->get_name() == w)
+                        return s;
+                return nullptr;
+            }())
+            app = sub;
+    for (auto* s : app->get_subcommands([](const CLI::App* a) { return !a->get_group().empty(); }))
+        std::cout << s->get_name() << '\n';
+    for (const CLI::App* a = app; a; a = a->get_parent())
+        for (const auto* o : a->get_options())
+            for (const auto& n : o->get_lnames())
+                std::cout << "--" << n << '\n';
+}
+
+struct global_options
+{
+    config_flags config;
+    std::string output = "table";
+    bool verbose = false, dry_run = false, yes = false;
+    double timeout = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"ddctl: the Digital Delivery Service from the command line (docs/cli.md)", "ddctl"};
+    app.footer("Configuration: DIGITAL_DELIVERY_BASE_URL, DIGITAL_DELIVERY_API_KEY, or a profile of "
+               "$XDG_CONFIG_HOME/ddctl/config (see `ddctl config show`).\n"
+               "Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 4 validation refused, 5 authentication, "
+               "6 rate limit or deadline, 7 transport, 130 interrupted.\n"
+               "Example:\n  ddctl orders list --status paid --output json");
+    app.require_subcommand(1);
+    app.fallthrough();
+    global_options g;
+    app.add_option("--profile", g.config.profile, "the config file's profile (default: $DDCTL_PROFILE, else `default`)");
+    app.add_option("--config", g.config.config_file, "the config file (default: $DDCTL_CONFIG, else $XDG_CONFIG_HOME/ddctl/config)");
+    app.add_option("--base-url", g.config.base_url, "the API's base URL, ending in /api/v1/external");
+    app.add_option("--api-key-file", g.config.api_key_file, "read the API key from the first line of this file");
+    app.add_option("--rate-limit-store", g.config.rate_limit_store,
+                   "where the key's rate-limit budget is shared: shared-memory (every process of this host, default), "
+                   "in-process, or redis://[user:password@]host[:port][/db] (every host)");
+    app.add_option("--rate-limit-points", g.config.rate_limit_points, "the key's budget in points (default 40)");
+    app.add_option("--rate-limit-window", g.config.rate_limit_window, "seconds to refill the whole budget (default 60)");
+    app.add_option("-o,--output", g.output, "table (for people, default) or json (the API's JSON: one document, or one line per list item)")
+        ->check(CLI::IsMember({"table", "json"}));
+    app.add_option("--timeout", g.timeout, "give up after this many seconds (the whole operation, waits included)")
+        ->check(CLI::PositiveNumber);
+    app.add_flag("-v,--verbose", g.verbose, "print every request and answer line (method, path, status) on stderr");
+    app.add_flag("-n,--dry-run", g.dry_run, "print the request that would be sent (method, path, body) and send nothing");
+    app.add_flag("-y,--yes", g.yes, "do not ask before a write that emails a customer");
+
+    selection sel;
+    add_api_commands(app, sel);
+    auto* config = add_command(app, "config", "The configuration ddctl would use", "ddctl --profile staging config show");
+    config->require_subcommand(1);
+    bool show_config = false;
+    add_command(*config, "show", "Each setting, and where it came from (the key redacted)", "ddctl config show")
+        ->callback([&] { show_config = true; });
+    std::vector<std::string> words;
+    auto* completion = app.add_subcommand("__complete", "")->group("");  // hidden: for completion/ddctl.bash
+    completion->add_option("words", words);
+    completion->allow_extras();
+
+    try
+    {
+        app.parse(argc, argv);
+    }
+    catch (const CLI::ParseError& e)
+    {
+        const int r = app.exit(e);
+        return r == 0 ? exit_ok : exit_usage;
+    }
+    if (completion->parsed())
+    {
+        auto extra = completion->remaining();
+        words.insert(words.end(), extra.begin(), extra.end());
+        complete(app, words);
+        return exit_ok;
+    }
+
+    asio::io_context ioc;
+    int code = exit_ok;
+    try
+    {
+        const settings cfg = resolve_settings(g.config);
+        if (show_config)
+        {
+            std::cout << describe(cfg);
+            return exit_ok;
+        }
+        dd::client_params params = make_client_params(cfg);
+        auto notice = std::make_shared<wait_notice>(ioc.get_executor());
+        notice->enabled = !sel.sleeps;
+        params.observer = std::make_shared<cli_observer>(g.verbose, notice);
+        auto tap = std::make_shared<tap_state>();
+        tap->api_prefix = params.base_url;
+        while (!tap->api_prefix.empty() && tap->api_prefix.back() == '/')
+            tap->api_prefix.pop_back();
+        std::optional<dd::any_transport> wire;
+        if (g.dry_run)
+        {
+            params.rate_limit.enabled = false;  // sends nothing: spends nothing of the shared budget
+            params.retry.enabled = false;
+        }
+        else
+            wire.emplace(dd::beast_transport(ioc.get_executor(), dd::beast_transport_params{}));
+        dd::client client(tap_transport(ioc.get_executor(), std::move(wire), tap), std::move(params));
+
+        printer out(std::cout, g.output == "json");
+        session s{client, tap, out};
+        s.ropts.prio = dd::priority::interactive;
+        if (g.timeout > 0)
+            s.ropts.deadline = std::chrono::steady_clock::now() +
+                               std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(g.timeout));
+        s.dry_run = g.dry_run;
+        s.yes = g.yes;
+        s.terminal_in = ::isatty(0) && ::isatty(2);
+        s.terminal_err = ::isatty(2);
+
+        if (!sel.confirm.empty())
+            s.confirm(sel.confirm);
+
+        // Ctrl-C: terminal cancellation of the running operation (the library's
+        // per-operation cancellation); a second one ends the process at once.
+        asio::cancellation_signal cancel;
+        bool interrupted = false, done = false;
+        asio::signal_set signals(ioc, SIGINT, SIGTERM);
+        std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec, int) {
+            if (ec || done)
+                return;
+            if (interrupted)
+                std::_Exit(exit_interrupted);
+            interrupted = true;
+            std::fputs("\nddctl: interrupted: cancelling\n", stderr);
+            cancel.emit(asio::cancellation_type::terminal);
+            signals.async_wait(on_signal);
+        };
+        signals.async_wait(on_signal);
+
+        notice->arm();
+        auto run = [&]() -> asio::awaitable<int> {
+            co_await sel.run(s);
+            co_return exit_ok;
+        };
+        asio::co_spawn(ioc, run(), asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr e, int r) {
+                           done = true;
+                           code = r;
+                           try
+                           {
+                               if (e)
+                                   std::rethrow_exception(e);
+                           }
+                           catch (const dry_run_done&)
+                           {
+                               code = exit_ok;
+                           }
+                           catch (const cli_error& err)
+                           {
+                               std::cerr << "ddctl: " << err.what() << '\n';
+                               code = interrupted ? exit_interrupted : err.code;
+                               if (interrupted && sel.write)
+                                   std::cerr << "ddctl: interrupted during a write: if the request had already reached "
+                                                "the server it may have been applied; look before sending it again\n";
+                           }
+                           catch (const std::exception& err)
+                           {
+                               std::cerr << "ddctl: " << err.what() << '\n';
+                               code = exit_failure;
+                           }
+                           signals.cancel();
+                           notice->disarm();
+                           ioc.stop();  // idle pooled connections keep timers: stop, do not drain
+                       }));
+        ioc.run();
+    }
+    catch (const cli_error& e)
+    {
+        std::cerr << "ddctl: " << e.what() << '\n';
+        return e.code;
+    }
+    catch (const std::exception& e)
+    {
+        std::cerr << "ddctl: " << e.what() << '\n';
+        return exit_failure;
+    }
+    return code;
+}

@@ -1,0 +1,62 @@
+// What ddctl prints on stdout: the JSON the API sent (one document per
+// resource, JSON lines for lists) or a table for people. Both are made from
+// the body the server sent, so no field is lost or reformatted.
+#ifndef DDCTL_OUTPUT_HPP
+#define DDCTL_OUTPUT_HPP
+
+#include <boost/json/value.hpp>
+
+#include <cstddef>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ddctl {
+
+/// What to print of an answer.
+struct output_spec
+{
+    /// The member holding the resource ("asset"), or "" for the whole body.
+    std::string_view member;
+    /// For lists: the member holding the items ("assets"); in a single
+    /// document (order downloads), the list shown as a table under the rest.
+    std::string_view items;
+    /// The table's columns for the items.
+    std::vector<std::string_view> columns;
+};
+
+class printer
+{
+public:
+    printer(std::ostream& out, bool json) : out_(out), json_(json) {}
+
+    bool json() const { return json_; }
+
+    /// One resource: `body` is the JSON text the API sent.
+    void document(std::string_view body, const output_spec& spec);
+
+    /// One page of a list: each item as a JSON line, or table rows (the
+    /// header and the column widths come from the first page).
+    void page(std::string_view body, const output_spec& spec);
+
+    /// Any JSON value (raw requests).
+    void value(const boost::json::value& v);
+
+private:
+    void rows(const boost::json::array& items, const output_spec& spec);
+
+    std::ostream& out_;
+    bool json_;
+    std::vector<std::size_t> widths_;  // the list's columns, once its header is out
+};
+
+/// A cell: strings as they are, null as "-", arrays of objects by their ids.
+std::string cell(const boost::json::value& v);
+
+/// Parses the API's answer (throws cli_error when it is not JSON).
+boost::json::value parse_body(std::string_view body);
+
+}  // namespace ddctl
+
+#endif

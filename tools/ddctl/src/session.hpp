@@ -1,0 +1,48 @@
+// What every ddctl command runs with: the client, the tap on its transport,
+// the printer, the request options, and the checks every command shares
+// (errors to exit codes, --dry-run, confirmation of writes that email).
+#ifndef DDCTL_SESSION_HPP
+#define DDCTL_SESSION_HPP
+
+#include "output.hpp"
+#include "tap_transport.hpp"
+
+#include <digital_delivery.hpp>
+
+#include <memory>
+#include <string>
+
+namespace ddctl {
+
+/// Thrown when --dry-run has printed what would have been sent.
+struct dry_run_done
+{
+};
+
+struct session
+{
+    dd::client& client;
+    std::shared_ptr<tap_state> tap;
+    printer& out;
+    dd::request_options ropts;
+    bool dry_run = false;
+    bool yes = false;
+    bool terminal_in = false;   ///< stdin and stderr are a terminal: ddctl may ask
+    bool terminal_err = false;  ///< stderr is a terminal: progress bars
+
+    /// Throws cli_error (stderr line: the diagnostics, exit code by class) when
+    /// `ec` is set; with --dry-run, prints the request not sent (and `then`, what
+    /// the operation would have sent after it) and throws dry_run_done.
+    void check(const dd::error_code& ec, const dd::diagnostics& diag, const std::string& then = {}) const;
+
+    /// A write that emails a customer: asks on a terminal, needs --yes
+    /// otherwise (exit_usage); "no" gives exit_failure. Nothing to ask with --dry-run.
+    void confirm(const std::string& what) const;
+
+    /// The path of a request URL, relative to the base URL.
+    std::string relative(const std::string& url) const;
+};
+
+}  // namespace ddctl
+
+#endif

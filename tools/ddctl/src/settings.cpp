@@ -1,0 +1,260 @@
+#include "settings.hpp"
+
+#include "errors.hpp"
+
+#include <digital_delivery/version.hpp>
+
+#include <boost/url/parse.hpp>
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace ddctl {
+
+namespace {
+
+namespace dd = digital_delivery;
+
+std::string env(const char* name)
+{
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+}
+
+std::string trim(const std::string& s)
+{
+    const auto b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos)
+        return {};
+    const auto e = s.find_last_not_of(" \t\r\n");
+    return s.substr(b, e - b + 1);
+}
+
+std::string default_config_file()
+{
+    if (auto p = env("DDCTL_CONFIG"); !p.empty())
+        return p;
+    if (auto x = env("XDG_CONFIG_HOME"); !x.empty())
+        return x + "/ddctl/config";
+    if (auto h = env("HOME"); !h.empty())
+        return h + "/.config/ddctl/config";
+    return {};
+}
+
+/// The INI-like file: `[profile]` sections of `name = value` lines; `#` and
+/// `;` start comments. Returns section -> (name -> value).
+std::map<std::string, std::map<std::string, std::string>> read_config(const std::string& path, bool& found)
+{
+    std::map<std::string, std::map<std::string, std::string>> out;
+    std::ifstream in(path);
+    found = static_cast<bool>(in);
+    if (!found)
+        return out;
+    std::string line, section;
+    int n = 0;
+    while (std::getline(in, line))
+    {
+        ++n;
+        const std::string t = trim(line);
+        if (t.empty() || t[0] == '#' || t[0] == ';')
+            continue;
+        if (t.front() == '[' && t.back() == ']')
+        {
+            section = trim(t.substr(1, t.size() - 2));
+            out[section];
+            continue;
+        }
+        const auto eq = t.find('=');
+        if (eq == std::string::npos || section.empty())
+            throw cli_error(exit_usage, path + ":" + std::to_string(n) +
+                                            ": expected `[profile]` or `name = value` inside a profile");
+        out[section][trim(t.substr(0, eq))] = trim(t.substr(eq + 1));
+    }
+    return out;
+}
+
+std::string read_key_file(const std::string& name)
+{
+    const std::string path = name.starts_with("~/") && !env("HOME").empty() ? env("HOME") + name.substr(1) : name;
+    std::ifstream in(path);
+    if (!in)
+        throw cli_error(exit_usage, "cannot read the API key file " + path);
+    std::string line;
+    std::getline(in, line);
+    const std::string key = trim(line);
+    if (key.empty())
+        throw cli_error(exit_usage, "the API key file " + path + " is empty");
+    return key;
+}
+
+double parse_positive(const setting& s)
+{
+    double v = 0;
+    const char* b = s.value.data();
+    const char* e = b + s.value.size();
+    auto [p, ec] = std::from_chars(b, e, v);
+    if (ec != std::errc{} || p != e || !(v > 0))
+        throw cli_error(exit_usage, s.name + " must be a positive number (" + s.source + ")");
+    return v;
+}
+
+}  // namespace
+
+const setting& settings::get(const std::string& name) const
+{
+    for (const auto& v : values)
+        if (v.name == name)
+            return v;
+    throw std::logic_error("no setting " + name);
+}
+
+settings resolve_settings(const config_flags& flags)
+{
+    settings s;
+    s.config_file = flags.config_file.empty() ? default_config_file() : flags.config_file;
+    const auto file = s.config_file.empty() ? decltype(read_config("", s.config_file_found)){}
+                                            : read_config(s.config_file, s.config_file_found);
+    if (!flags.config_file.empty() && !s.config_file_found)
+        throw cli_error(exit_usage, "cannot read the config file " + flags.config_file);
+
+    std::string profile_source = "--profile";
+    s.profile = flags.profile;
+    if (s.profile.empty())
+    {
+        s.profile = env("DDCTL_PROFILE");
+        profile_source = "env DDCTL_PROFILE";
+    }
+    const bool profile_named = !s.profile.empty();
+    if (!profile_named)
+        s.profile = "default";
+    const auto section = file.find(s.profile);
+    if (profile_named && section == file.end())
+        throw cli_error(exit_usage, "no profile [" + s.profile + "] in " +
+                                        (s.config_file.empty() ? std::string("the config file") : s.config_file) +
+                                        " (" + profile_source + ")");
+    const std::string file_source = s.config_file + " [" + s.profile + "]";
+    auto from_file = [&](const char* name) -> std::optional<std::string> {
+        if (section == file.end())
+            return std::nullopt;
+        auto it = section->second.find(name);
+        if (it == section->second.end())
+            return std::nullopt;
+        return it->second;
+    };
+
+    // flag > environment > profile > default
+    auto resolve = [&](const char* name, const std::string& flag, const char* flag_name, const char* env_name,
+                       const char* fallback) {
+        setting r{name, {}, "not set", false};
+        if (!flag.empty())
+            r.value = flag, r.source = flag_name;
+        else if (env_name && !env(env_name).empty())
+            r.value = env(env_name), r.source = std::string("env ") + env_name;
+        else if (auto v = from_file(name))
+            r.value = *v, r.source = file_source;
+        else if (fallback)
+            r.value = fallback, r.source = "default";
+        s.values.push_back(std::move(r));
+    };
+    resolve("base_url", flags.base_url, "--base-url", "DIGITAL_DELIVERY_BASE_URL", nullptr);
+
+    // The key: --api-key-file, the environment, the profile's api_key_file or api_key.
+    setting key{"api_key", {}, "not set", true};
+    if (!flags.api_key_file.empty())
+        key.value = read_key_file(flags.api_key_file), key.source = "--api-key-file " + flags.api_key_file;
+    else if (!env("DIGITAL_DELIVERY_API_KEY").empty())
+        key.value = env("DIGITAL_DELIVERY_API_KEY"), key.source = "env DIGITAL_DELIVERY_API_KEY";
+    else if (auto f = from_file("api_key_file"))
+        key.value = read_key_file(*f), key.source = file_source + " api_key_file " + *f;
+    else if (auto k = from_file("api_key"))
+        key.value = *k, key.source = file_source;
+    s.values.push_back(std::move(key));
+
+    resolve("rate_limit_store", flags.rate_limit_store, "--rate-limit-store", "DDCTL_RATE_LIMIT_STORE", "shared-memory");
+    resolve("rate_limit_points", flags.rate_limit_points, "--rate-limit-points", nullptr, "40");
+    resolve("rate_limit_window", flags.rate_limit_window, "--rate-limit-window", nullptr, "60");
+    return s;
+}
+
+dd::client_params make_client_params(const settings& s)
+{
+    dd::client_params p;
+    const setting& base = s.get("base_url");
+    const setting& key = s.get("api_key");
+    if (base.value.empty())
+        throw cli_error(exit_usage, "no base URL: set DIGITAL_DELIVERY_BASE_URL, --base-url or base_url in " +
+                                        (s.config_file.empty() ? std::string("the config file") : s.config_file));
+    if (key.value.empty())
+        throw cli_error(exit_usage, "no API key: set DIGITAL_DELIVERY_API_KEY, --api-key-file, or api_key_file in " +
+                                        (s.config_file.empty() ? std::string("the config file") : s.config_file));
+    p.base_url = base.value;
+    p.api_key = key.value;
+    p.user_agent = std::string("ddctl/") + DIGITAL_DELIVERY_VERSION_STRING;
+
+    p.rate_limit.capacity = parse_positive(s.get("rate_limit_points"));
+    p.rate_limit.window = std::chrono::duration<double>(parse_positive(s.get("rate_limit_window")));
+
+    const setting& store = s.get("rate_limit_store");
+    if (store.value == "shared-memory")
+        p.rate_limit.store = dd::rate_limit_store::shared_memory;
+    else if (store.value == "in-process")
+        p.rate_limit.store = dd::rate_limit_store::in_process;
+    else if (store.value.starts_with("redis://"))
+    {
+        auto u = boost::urls::parse_uri(store.value);
+        if (!u || u->host().empty())
+            throw cli_error(exit_usage, "rate_limit_store: not a redis://[user:password@]host[:port][/db] URL (" +
+                                            store.source + ")");
+        p.rate_limit.store = dd::rate_limit_store::redis;
+        p.rate_limit.redis.host = u->host();
+        if (u->has_port())
+            p.rate_limit.redis.port = u->port_number();
+        if (u->has_userinfo())
+        {
+            p.rate_limit.redis.username = u->user();
+            p.rate_limit.redis.password = u->password();
+        }
+        const std::string db = u->path().size() > 1 ? std::string(u->path()).substr(1) : std::string();
+        if (!db.empty())
+        {
+            auto [ptr, ec] = std::from_chars(db.data(), db.data() + db.size(), p.rate_limit.redis.database);
+            if (ec != std::errc{} || ptr != db.data() + db.size())
+                throw cli_error(exit_usage, "rate_limit_store: the Redis database must be a number (" + store.source + ")");
+        }
+    }
+    else
+        throw cli_error(exit_usage, "rate_limit_store must be shared-memory, in-process or redis://host:port (" +
+                                        store.source + ")");
+    return p;
+}
+
+std::string describe(const settings& s)
+{
+    std::ostringstream o;
+    o << "config file: " << (s.config_file.empty() ? std::string("(none)") : s.config_file)
+      << (s.config_file_found ? "" : " (not found)") << '\n';
+    o << "profile: " << s.profile << '\n';
+    for (const auto& v : s.values)
+    {
+        o << v.name << ": ";
+        if (v.value.empty())
+            o << "(not set)";
+        else if (v.secret)
+            o << "(set, redacted)";
+        else if (v.name == "rate_limit_store")
+        {
+            // a Redis URL may hold a password
+            auto u = boost::urls::parse_uri(v.value);
+            o << (u && u->has_password() ? std::string("redis://(credentials redacted)@") + std::string(u->encoded_host_and_port()) : v.value);
+        }
+        else
+            o << v.value;
+        o << "    from " << v.source << '\n';
+    }
+    return o.str();
+}
+
+}  // namespace ddctl

@@ -1,0 +1,60 @@
+// ddctl's configuration: command line, environment, a config file with named
+// profiles, built-in defaults (in this order of precedence), and where each
+// setting came from (`ddctl config show`).
+#ifndef DDCTL_SETTINGS_HPP
+#define DDCTL_SETTINGS_HPP
+
+#include <digital_delivery/client_params.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddctl {
+
+/// One setting and where it came from ("--base-url", "env DIGITAL_DELIVERY_BASE_URL",
+/// "/home/me/.config/ddctl/config [staging]", "default").
+struct setting
+{
+    std::string name;
+    std::string value;
+    std::string source;
+    bool secret = false;
+};
+
+/// What the command line says about the configuration (empty: not given).
+struct config_flags
+{
+    std::string config_file;
+    std::string profile;
+    std::string base_url;
+    std::string api_key_file;
+    std::string rate_limit_store;
+    std::string rate_limit_points;
+    std::string rate_limit_window;
+};
+
+struct settings
+{
+    std::string config_file;       ///< the file read (may not exist)
+    bool config_file_found = false;
+    std::string profile;
+    std::vector<setting> values;   ///< base_url, api_key, rate_limit_store, rate_limit_points, rate_limit_window
+
+    const setting& get(const std::string& name) const;
+};
+
+/// Resolves every setting. Throws cli_error(exit_usage) on an unreadable key
+/// file, a malformed config file or an unknown profile.
+settings resolve_settings(const config_flags& flags);
+
+/// The client parameters of these settings (throws cli_error(exit_usage) when
+/// the base URL or the key is missing or a value is malformed).
+digital_delivery::client_params make_client_params(const settings& s);
+
+/// `ddctl config show`: one line per setting, the key redacted.
+std::string describe(const settings& s);
+
+}  // namespace ddctl
+
+#endif
