@@ -711,7 +711,7 @@ struct execute_op
             else if (is_request_not_sent(ec) && ec != boost::asio::error::operation_aborted)
             {
                 observe_response(ec, resp);
-                describe_proxy_failure(s.diag, ec, resp.status);
+                describe_not_sent_failure(s.diag, ec, resp);
                 s.self->limiter().refund(s.p.cost);
             }
             else
