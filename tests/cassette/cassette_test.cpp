@@ -31,36 +31,9 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using dd_cassette::cassette_file;
 using dd_cassette::run_virtual;
+using namespace dd_cassette::fixtures;
 
 namespace {
-
-constexpr const char* base_url = "https://dd.example.test/api/v1/external";
-constexpr const char* put_url =
-    "https://storage.example/bucket/assets/a1/u/manual.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256"
-    "&X-Amz-Credential=AKIDEXAMPLE7Q%2F20261126%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=5f1e0c9a7b3d2e4f6a8b";
-
-std::string api(const std::string& rel) { return "/api/v1/external" + rel; }
-
-std::string order_json(const std::string& id, const std::string& email)
-{
-    return R"({"order":{"id":")" + id + R"(","name":"#1001","email":")" + email +
-           R"(","created_at":"2026-01-01T00:00:00Z","download_count":0}})";
-}
-
-std::string asset_json(std::int64_t size)
-{
-    return R"({"id":"a1","type":"internal","name":null,"filename":"manual.pdf","external_url":null,)"
-           R"("content_type":"application/pdf","byte_size":)" +
-           std::to_string(size) +
-           R"(,"watermark_asset":false,"autogenerate_licence_key":false,"created_at":"2026-11-22T10:00:00Z","updated_at":"2026-11-22T10:00:00Z"})";
-}
-
-std::string with_upload(std::int64_t size, std::chrono::system_clock::time_point expires)
-{
-    return R"({"asset":)" + asset_json(size) + R"(,"upload":{"method":"PUT","url":")" + put_url +
-           R"(","headers":{"Content-Type":"application/pdf"},"expires_at":")" +
-           dd::format_timestamp(std::chrono::floor<std::chrono::seconds>(expires)) + R"("}})";
-}
 
 // An HTTP-date: "Sun, 06 Nov 1994 08:49:37 GMT".
 std::string imf(std::chrono::system_clock::time_point t)
@@ -73,66 +46,9 @@ std::string imf(std::chrono::system_clock::time_point t)
     return buf;
 }
 
-// A client of the cassette's transport; each test its own API key (the
-// process shares a rate limiter per key).
-dd::client make_client(dd::any_transport t, const std::string& key, bool retry = false)
-{
-    dd::client_params p{.base_url = base_url, .api_key = key};
-    p.retry.enabled = retry;
-    return dd::client(std::move(t), std::move(p));
-}
-
-// A body of `size` bytes made on the fly, never held.
-class generated_source final : public dd::body_source
-{
-public:
-    generated_source(std::uint64_t size, asio::any_io_executor ex) : size_(size), ex_(std::move(ex)) {}
-    std::uint64_t size() const noexcept override { return size_; }
-    void async_read_some(asio::mutable_buffer buf, read_handler h) override
-    {
-        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size_ - offset_));
-        // Each 4 KiB block is one byte value: cheap to make, not constant.
-        auto* p = static_cast<unsigned char*>(buf.data());
-        for (std::size_t i = 0; i < n;)
-        {
-            const std::uint64_t at = offset_ + i;
-            const std::size_t run = static_cast<std::size_t>(std::min<std::uint64_t>(n - i, 4096 - at % 4096));
-            std::memset(p + i, static_cast<int>((at / 4096 * 31) % 251), run);
-            i += run;
-        }
-        offset_ += n;
-        if (n == 0)
-            asio::post(ex_, asio::append(std::move(h), dd::error_code(asio::error::eof), std::size_t(0)));
-        else
-            asio::post(ex_, asio::append(std::move(h), dd::error_code(), n));
-    }
-    dd::error_code rewind() override
-    {
-        offset_ = 0;
-        return {};
-    }
-
-private:
-    std::uint64_t size_, offset_ = 0;
-    asio::any_io_executor ex_;
-};
-
-class cassette_test : public ::testing::Test
+class cassette_test : public dd_cassette::cassette_fixture
 {
 protected:
-    asio::io_context ioc;
-    cassette_file file;
-    std::shared_ptr<dd::testing::fake_transport> fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
-
-    std::shared_ptr<dd::testing::recording_transport> recorder(dd::testing::cassette_options o = {})
-    {
-        return std::make_shared<dd::testing::recording_transport>(dd::any_transport(fake), file.path, std::move(o));
-    }
-    std::shared_ptr<dd::testing::replay_transport> player(dd::testing::cassette_options o = {})
-    {
-        return std::make_shared<dd::testing::replay_transport>(ioc.get_executor(), file.path, std::move(o));
-    }
-
     // GET /orders/o1 (200 with rate-limit headers) and GET /orders/missing
     // (404) through `t`: the order's name, then the error and diagnostics.
     std::vector<std::string> two_reads(dd::testing::virtual_clock& vc, dd::any_transport t, const std::string& key)
@@ -486,28 +402,6 @@ TEST_F(cassette_test, bodies_match_only_when_asked_and_streams_by_size_and_sha25
     auto lenient = player({.masked_fields = {"email"}});
     EXPECT_FALSE(send(lenient, std::make_shared<dd::memory_source>("body two"), {}));
     EXPECT_FALSE(send(lenient, nullptr, R"({"note":"bye"})"));
-}
-
-TEST_F(cassette_test, a_2_gib_upload_records_a_cassette_under_10_kb)
-{
-    dd::testing::virtual_clock vc;
-    constexpr std::uint64_t size = 2147483648u;
-    fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(static_cast<std::int64_t>(size), vc.system_now() + 1h));
-    fake->expect(dd::http_method::put, std::string(dd::testing::fake_transport::target_of(put_url))).respond(200);
-    fake->expect(dd::http_method::get, api("/assets/a1")).respond(200, R"({"asset":)" + asset_json(static_cast<std::int64_t>(size)) + "}");
-    dd::client c = make_client(recorder(), "key-2gib");
-    auto src = std::make_shared<generated_source>(size, ioc.get_executor());
-    const dd::upload_asset_params meta{.filename = "manual.pdf"};
-    std::uint64_t progress = 0;
-    dd::upload_options uo{.on_progress = [&](const dd::upload_progress& p) { progress = p.bytes_sent; }};
-    auto [ec, a] = run_virtual(vc, ioc, dd::async_upload_asset(c, src, meta, std::move(uo), asio::as_tuple(asio::use_awaitable)),
-                               std::chrono::minutes(60), std::chrono::milliseconds(1000));
-    ASSERT_FALSE(ec) << ec.message();
-    EXPECT_EQ(progress, size);
-    const std::string text = file.text();
-    EXPECT_LT(text.size(), 10000u);
-    EXPECT_NE(text.find(R"("size": 2147483648)"), std::string::npos) << text;
-    EXPECT_TRUE(std::regex_search(text, std::regex(R"("sha256": "[0-9a-f]{64}")"))) << text;
 }
 
 TEST_F(cassette_test, cassette_transport_records_once_then_replays)
