@@ -61,6 +61,16 @@ protected:
                 diag.to_string()};
     }
 
+    // The two reads recorded; a client of their replay, and the replay.
+    std::pair<dd::client, std::shared_ptr<dd::testing::replay_transport>> replaying_two_reads(
+        dd::testing::virtual_clock& vc, const std::string& key, dd::testing::cassette_options replay_options = {})
+    {
+        script_two_reads();
+        two_reads(vc, recorder(), key);
+        auto replay = player(std::move(replay_options));
+        return {make_client(replay, key + "-replay"), replay};
+    }
+
     void script_two_reads()
     {
         fake->expect(dd::http_method::get, api("/orders/o1"))
@@ -207,11 +217,7 @@ TEST_F(cassette_test, secrets_signatures_and_masked_fields_never_reach_the_file)
 TEST_F(cassette_test, a_request_matching_nothing_is_a_typed_error_naming_it_and_the_closest)
 {
     dd::testing::virtual_clock vc;
-    script_two_reads();
-    two_reads(vc, recorder(), "key-mismatch");
-
-    auto replay = player();
-    dd::client c = make_client(replay, "key-mismatch-2");
+    auto [c, replay] = replaying_two_reads(vc, "key-mismatch");
     dd::diagnostics diag;
     auto [ec, o] = run_virtual(vc, ioc, dd::async_get_order(c, "o2", diag, asio::as_tuple(asio::use_awaitable)));
     EXPECT_EQ(ec, dd::client_errc::cassette_no_match);
@@ -234,11 +240,7 @@ TEST_F(cassette_test, a_request_matching_nothing_is_a_typed_error_naming_it_and_
 TEST_F(cassette_test, strict_mode_reports_exchanges_never_used)
 {
     dd::testing::virtual_clock vc;
-    script_two_reads();
-    two_reads(vc, recorder(), "key-strict");
-
-    auto replay = player();
-    dd::client c = make_client(replay, "key-strict-2");
+    auto [c, replay] = replaying_two_reads(vc, "key-strict");
     auto [ec, o] = run_virtual(vc, ioc, dd::async_get_order(c, "o1", asio::as_tuple(asio::use_awaitable)));
     ASSERT_FALSE(ec);
     dd::diagnostics v;
@@ -249,11 +251,7 @@ TEST_F(cassette_test, strict_mode_reports_exchanges_never_used)
 TEST_F(cassette_test, in_recorded_order_the_next_exchange_must_match)
 {
     dd::testing::virtual_clock vc;
-    script_two_reads();
-    two_reads(vc, recorder(), "key-order");
-
-    auto replay = player({.order = dd::testing::match_order::recorded});
-    dd::client c = make_client(replay, "key-order-2");
+    auto [c, replay] = replaying_two_reads(vc, "key-order", {.order = dd::testing::match_order::recorded});
     dd::diagnostics diag;
     auto [ec, o] = run_virtual(vc, ioc, dd::async_get_order(c, "missing", diag, asio::as_tuple(asio::use_awaitable)));
     EXPECT_EQ(ec, dd::client_errc::cassette_no_match);
