@@ -15,6 +15,8 @@
 #include "run.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
@@ -145,6 +147,53 @@ TEST(cassette_sandbox, the_typical_flow_replays_with_the_sandbox_stopped)
     EXPECT_NE(text.find("Signature=REDACTED"), std::string::npos) << "the presigned URLs are recorded, masked";
     EXPECT_TRUE(std::regex_search(text, std::regex(R"("licence_key": "MASKED-licence_key-\d+")")));
     EXPECT_LT(text.size(), 200000u) << "the upload's 200000 bytes are not in the cassette";
+}
+
+TEST(cassette_sandbox, a_429_recorded_live_replays_as_the_same_pause_and_retry)
+{
+    dd_cassette::cassette_file file;
+    const std::string key = "cassette-429-key-51d0";
+    // Two points, refilled at one a second: the third read in a row is refused
+    // with a Retry-After, waited out and retried by the client (its own
+    // limiter off, so that it is the server that says wait).
+    dd::testing::sandbox sb({"--rate-limit-points", "2", "--rate-limit-window-seconds", "2", "--seed-orders", "1"}, key);
+    const dd::client_params params{.base_url = sb.base_url(), .api_key = key, .rate_limit = {.enabled = false}};
+    const auto three_reads = [](dd::client& c) -> asio::awaitable<std::vector<std::string>> {
+        std::vector<std::string> out;
+        dd::diagnostics diag;
+        for (int i = 0; i < 3; ++i)
+        {
+            auto [ec, list] = co_await dd::async_list_orders(c, {.per_page = 1}, diag, asio::as_tuple(asio::use_awaitable));
+            out.push_back((ec ? ec.message() : std::to_string(list.orders.size())) + " attempts:" + std::to_string(diag.attempts) +
+                          " waited:" + (diag.total_wait >= 1s ? ">=1s" : "<1s"));
+        }
+        co_return out;
+    };
+
+    std::vector<std::string> recorded;
+    {
+        asio::io_context ioc;
+        const dd::any_transport rec(dd::testing::recording_transport(dd::beast_transport(ioc.get_executor()), file.path));
+        dd::client client(rec, params);
+        recorded = dd_test::run_awaitable(ioc, three_reads(client));
+    }
+    sb.stop();
+    ASSERT_EQ(recorded.size(), 3u);
+    EXPECT_TRUE(std::regex_match(recorded[2], std::regex("1 attempts:[2-9] waited:>=1s"))) << "the third read was refused, then retried: " << recorded[2];
+    EXPECT_NE(file.text().find(R"("status": 429)"), std::string::npos);
+    EXPECT_NE(file.text().find(R"("Retry-After")"), std::string::npos);
+
+    dd::testing::virtual_clock vc;
+    asio::io_context ioc;
+    auto replay = std::make_shared<dd::testing::replay_transport>(ioc.get_executor(), file.path);
+    dd::client client(replay, params);
+    auto fut = asio::co_spawn(ioc, three_reads(client), asio::use_future);
+    vc.run_for(ioc, 500ms, 10ms);
+    EXPECT_FALSE(replay->unused().empty()) << "the retry waits out the Retry-After";
+    ASSERT_TRUE(vc.run_until(ioc, [&] { return fut.wait_for(0s) == std::future_status::ready; }, 10s, 10ms));
+    EXPECT_EQ(fut.get(), recorded);
+    dd::diagnostics v;
+    EXPECT_FALSE(replay->verify(v)) << v.client_message;
 }
 
 }  // namespace

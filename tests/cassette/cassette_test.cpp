@@ -169,7 +169,9 @@ TEST_F(cassette_test, secrets_signatures_and_masked_fields_never_reach_the_file)
     fake->expect(dd::http_method::get, api("/orders/o2"))
         .respond(200, order_json("o2", "ada@example.com"))
         .header("Set-Cookie", "session=cookie-secret-value");
-    fake->expect(dd::http_method::get, api("/orders/o3")).respond(200, order_json("o3", "grace@example.com"));
+    fake->expect(dd::http_method::get, api("/orders/o3"))
+        .respond(200, order_json("o3", "grace@example.com"))
+        .header("Link", "<https://admin:hunter2-secret@mirror.example/o3?sig=abc123xyz789>; rel=alternate");
     const dd::testing::cassette_options opts{.masked_fields = {"email"}};
     {
         dd::client c = make_client(recorder(opts), key);
@@ -186,7 +188,7 @@ TEST_F(cassette_test, secrets_signatures_and_masked_fields_never_reach_the_file)
     ASSERT_TRUE(fake->done());
     const std::string text = file.text();
     for (const char* secret : {"sk_live_VERY_SECRET_KEY_42", "5f1e0c9a7b3d2e4f6a8b", "AKIDEXAMPLE7Q", "cookie-secret-value",
-                               "ada@example.com", "grace@example.com", "hello"})
+                               "hunter2-secret", "abc123xyz789", "ada@example.com", "grace@example.com", "hello"})
         EXPECT_EQ(text.find(secret), std::string::npos) << secret << " is in the cassette:\n" << text;
     EXPECT_NE(text.find("X-Amz-Signature=REDACTED"), std::string::npos);
     EXPECT_NE(text.find("X-Amz-Algorithm=AWS4-HMAC-SHA256"), std::string::npos) << "only secrets are masked";

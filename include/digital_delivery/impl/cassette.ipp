@@ -206,14 +206,26 @@ public:
         return out;
     }
 
-    // A URL appearing in a body or a header: its query masked.
+    // A URL appearing in a body or a header: its user info (a proxy's or a
+    // server's credentials) and its query masked.
     std::string url(std::string_view u)
     {
-        const auto q = u.find('?');
-        if (q == std::string_view::npos || u.find("://") == std::string_view::npos)
+        const auto scheme = u.find("://");
+        if (scheme == std::string_view::npos)
             return std::string(u);
+        std::string out(u.substr(0, scheme + 3));
+        u.remove_prefix(scheme + 3);
+        const auto authority_end = std::min(u.find_first_of("/?#"), u.size());
+        if (const auto at = u.substr(0, authority_end).rfind('@'); at != std::string_view::npos)
+        {
+            out.append(secret(u.substr(0, at)));
+            u.remove_prefix(at);
+        }
+        const auto q = u.find('?');
+        if (q == std::string_view::npos)
+            return out.append(u);
         const auto hash = u.find('#', q);
-        std::string out(u.substr(0, q + 1));
+        out.append(u.substr(0, q + 1));
         out += query(u.substr(q + 1, hash == std::string_view::npos ? std::string_view::npos : hash - q - 1));
         if (hash != std::string_view::npos)
             out.append(u.substr(hash));
@@ -255,7 +267,8 @@ public:
             for (auto& e : *a)
                 body(e, key);
         }
-        else if (auto* s = v.if_string(); s && s->find("://") != json::string::npos && s->find('?') != json::string::npos)
+        else if (auto* s = v.if_string(); s && s->find("://") != json::string::npos &&
+                                         (s->find('?') != json::string::npos || s->find('@') != json::string::npos))
         {
             *s = url(*s);
         }
