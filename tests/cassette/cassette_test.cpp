@@ -448,6 +448,18 @@ TEST_F(cassette_test, cassette_transport_records_once_then_replays)
     }
 }
 
+TEST_F(cassette_test, a_cassette_that_cannot_be_written_fails_the_exchange_and_says_why)
+{
+    dd::testing::virtual_clock vc;
+    fake->expect(dd::http_method::get, api("/orders/o1")).respond(200, order_json("o1", "a@example.com"));
+    const std::string nowhere = file.path + ".missing-dir/cassette.json";
+    dd::client c = make_client(std::make_shared<dd::testing::recording_transport>(dd::any_transport(fake), nowhere), "key-unwritable");
+    dd::diagnostics diag;
+    auto [ec, o] = run_virtual(vc, ioc, dd::async_get_order(c, "o1", diag, asio::as_tuple(asio::use_awaitable)));
+    EXPECT_EQ(ec, dd::client_errc::cassette_invalid);
+    EXPECT_NE(diag.client_message.find("cannot write cassette " + nowhere), std::string::npos) << diag.client_message;
+}
+
 TEST(cassette_modes, record_mode_from_env)
 {
     const char* var = "DD_TEST_CASSETTE_MODE";

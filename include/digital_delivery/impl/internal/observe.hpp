@@ -50,10 +50,10 @@ inline std::string_view transport_explanation(error_code ec, const http_response
     return r.body;
 }
 
-/// A failure before anything reached the server: a proxy's refusal
+/// A transport failure the diagnostics explain: a proxy's refusal
 /// (client_errc::proxy_*, from beast_transport), with the proxy's status when
 /// it answered, or a cassette's, with the transport's explanation.
-inline void describe_not_sent_failure(diagnostics* d, error_code ec, const http_response& r)
+inline void describe_transport_failure(diagnostics* d, error_code ec, const http_response& r)
 {
     if (!d || ec.category() != get_client_category())
         return;
