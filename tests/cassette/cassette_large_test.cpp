@@ -50,6 +50,7 @@ TEST_F(cassette_large, a_2_gib_upload_records_a_cassette_under_10_kb)
     EXPECT_EQ(progress, size);
     EXPECT_EQ(a.byte_size, static_cast<std::int64_t>(size));
     const std::string text = file.text();
+    RecordProperty("cassette_bytes", static_cast<int>(text.size()));
     EXPECT_LT(text.size(), 10000u) << text;
     EXPECT_NE(text.find(R"("size": 2147483648)"), std::string::npos) << text;
     EXPECT_TRUE(std::regex_search(text, std::regex(R"("sha256": "[0-9a-f]{64}")"))) << text;
