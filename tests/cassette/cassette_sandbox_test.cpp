@@ -161,9 +161,10 @@ TEST(cassette_sandbox, a_429_recorded_live_replays_as_the_same_pause_and_retry)
     const auto three_reads = [](dd::client& c) -> asio::awaitable<std::vector<std::string>> {
         std::vector<std::string> out;
         dd::diagnostics diag;
+        const dd::order_query first{.per_page = 1};  // named: GCC 12 and temporaries in co_await (docs/compilers.md)
         for (int i = 0; i < 3; ++i)
         {
-            auto [ec, list] = co_await dd::async_list_orders(c, {.per_page = 1}, diag, asio::as_tuple(asio::use_awaitable));
+            auto [ec, list] = co_await dd::async_list_orders(c, first, diag, asio::as_tuple(asio::use_awaitable));
             out.push_back((ec ? ec.message() : std::to_string(list.orders.size())) + " attempts:" + std::to_string(diag.attempts) +
                           " waited:" + (diag.total_wait >= 1s ? ">=1s" : "<1s"));
         }
