@@ -216,6 +216,26 @@ TEST_F(cassette_test, secrets_signatures_and_masked_fields_never_reach_the_file)
     EXPECT_EQ(o.email, "MASKED-email-1");
 }
 
+TEST_F(cassette_test, headers_and_query_parameters_of_ones_own_are_masked_and_still_match)
+{
+    dd::testing::virtual_clock vc;
+    fake->expect(dd::http_method::get, "/partner/feed?session=sess-0123456789&page=2").respond(200, "ok");
+    const dd::testing::cassette_options opts{.masked_query_parameters = {"session"}, .masked_headers = {"X-Partner-Token"}};
+    const auto feed = [&](dd::any_transport t, const char* session) {
+        dd::http_request req;
+        req.url = std::string("https://partner.example/partner/feed?session=") + session + "&page=2";
+        req.headers.add("X-Partner-Token", "partner-token-abcdef");
+        auto [ec, r] = run_virtual(vc, ioc, dd::async_send(t, std::move(req), asio::as_tuple(asio::use_awaitable)));
+        return ec ? ec.message() : r.body;
+    };
+    EXPECT_EQ(feed(recorder(opts), "sess-0123456789"), "ok");
+    const std::string text = file.text();
+    EXPECT_EQ(text.find("sess-0123456789"), std::string::npos) << text;
+    EXPECT_EQ(text.find("partner-token-abcdef"), std::string::npos) << text;
+    EXPECT_NE(text.find(R"("query": "session=REDACTED&page=2")"), std::string::npos) << text;
+    EXPECT_EQ(feed(player(opts), "another-session"), "ok") << "a masked parameter matches whatever its value";
+}
+
 TEST_F(cassette_test, a_request_matching_nothing_is_a_typed_error_naming_it_and_the_closest)
 {
     dd::testing::virtual_clock vc;
