@@ -11,6 +11,8 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
@@ -23,6 +25,7 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <string>
 
@@ -422,6 +425,37 @@ TEST_F(cassette_test, bodies_match_only_when_asked_and_streams_by_size_and_sha25
     auto lenient = player({.masked_fields = {"email"}});
     EXPECT_FALSE(send(lenient, std::make_shared<dd::memory_source>("body two"), {}));
     EXPECT_FALSE(send(lenient, nullptr, R"({"note":"bye"})"));
+}
+
+TEST_F(cassette_test, a_replayed_upload_stops_at_terminal_cancellation)
+{
+    dd::testing::virtual_clock vc;
+    constexpr std::uint64_t size = 64u << 20;
+    fake->expect(dd::http_method::put, "/bucket/big").respond(200);
+    const auto put = [&](dd::any_transport t, asio::cancellation_signal* cancel) {
+        dd::http_request req;
+        req.method = dd::http_method::put;
+        req.url = "https://storage.example/bucket/big";
+        req.body_stream = std::make_shared<dd_cassette::generated_source>(size, ioc.get_executor());
+        std::uint64_t sent = 0;
+        req.on_body_progress = [&](std::uint64_t n) {
+            sent = n;
+            if (cancel && n >= (1u << 20))
+                cancel->emit(asio::cancellation_type::terminal);
+        };
+        std::optional<dd::error_code> result;
+        asio::cancellation_signal unused;
+        t.async_send(std::move(req), dd::transport_handler(asio::bind_cancellation_slot(
+                                         (cancel ? cancel : &unused)->slot(), [&](dd::error_code ec, dd::http_response) { result = ec; })));
+        EXPECT_TRUE(vc.run_until(ioc, [&] { return result.has_value(); }, 60s, 10ms));
+        return std::pair{result.value_or(dd::error_code()), sent};
+    };
+    ASSERT_FALSE(put(recorder(), nullptr).first);
+
+    asio::cancellation_signal cancel;
+    const auto [ec, sent] = put(player(), &cancel);
+    EXPECT_EQ(ec, asio::error::operation_aborted);
+    EXPECT_LT(sent, size) << "stopped before the end";
 }
 
 TEST_F(cassette_test, cassette_transport_records_once_then_replays)

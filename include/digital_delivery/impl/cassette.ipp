@@ -19,6 +19,7 @@
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/system_executor.hpp>
@@ -30,6 +31,7 @@
 #include <boost/json/value.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -951,7 +953,8 @@ inline void answer(const std::shared_ptr<cassette_player>& p, const http_request
 }
 
 // Reads a streaming body to its end like a server would (progress reported,
-// a failing source failing the exchange), hashing it for the match.
+// a failing source failing the exchange), hashing it for the match. Terminal
+// cancellation stops it at the next piece.
 struct drain_state
 {
     drain_state(std::shared_ptr<cassette_player> pl, http_request r, transport_handler handler)
@@ -964,7 +967,16 @@ struct drain_state
     std::vector<char> buf = std::vector<char>(65536);
     std::uint64_t sent = 0;
     core::sha256 hash;
+    std::atomic<bool> cancelled{false};
 };
+
+// The exchange is over: the cancellation handler goes before the completion.
+inline void finish_drain(const std::shared_ptr<drain_state>& st, error_code ec, http_response r = {})
+{
+    if (auto slot = boost::asio::get_associated_cancellation_slot(st->h); slot.is_connected())
+        slot.clear();
+    complete_later(st->p->executor(), std::move(st->h), ec, std::move(r));
+}
 
 inline void drain(std::shared_ptr<drain_state> st)
 {
@@ -973,14 +985,18 @@ inline void drain(std::shared_ptr<drain_state> st)
     src->async_read_some(
         boost::asio::buffer(st->buf),
         boost::asio::bind_executor(ex, [st](error_code ec, std::size_t n) mutable {
+            if (st->cancelled)
+                return finish_drain(st, boost::asio::error::operation_aborted);
             if (ec == boost::asio::error::eof || (!ec && n == 0))
             {
+                if (auto slot = boost::asio::get_associated_cancellation_slot(st->h); slot.is_connected())
+                    slot.clear();
                 const json::object summary{{"size", st->sent}, {"sha256", core::sha256::to_hex(st->hash.finish())}};
                 const std::string key = "stream " + json::serialize(summary);
                 return answer(st->p, st->req, key, std::move(st->h));
             }
             if (ec)
-                return complete_later(st->p->executor(), std::move(st->h), ec, http_response{});
+                return finish_drain(st, ec);
             st->sent += n;
             if (st->p->match_body())
                 st->hash.update(std::string_view(st->buf.data(), n));
@@ -989,6 +1005,21 @@ inline void drain(std::shared_ptr<drain_state> st)
             drain(std::move(st));
         })
     );
+}
+
+inline void start_drain(std::shared_ptr<cassette_player> p, http_request req, transport_handler h)
+{
+    auto st = std::make_shared<drain_state>(std::move(p), std::move(req), std::move(h));
+    if (auto slot = boost::asio::get_associated_cancellation_slot(st->h); slot.is_connected())
+    {
+        std::weak_ptr<drain_state> w = st;
+        slot.assign([w](boost::asio::cancellation_type t) {
+            if ((t & boost::asio::cancellation_type::terminal) != boost::asio::cancellation_type::none)
+                if (auto s = w.lock())
+                    s->cancelled = true;
+        });
+    }
+    drain(std::move(st));
 }
 
 }  // namespace cassette
@@ -1073,7 +1104,7 @@ DIGITAL_DELIVERY_DECL boost::asio::any_io_executor replay_transport::get_executo
 DIGITAL_DELIVERY_DECL void replay_transport::async_send(http_request req, transport_handler h)
 {
     if (req.body_stream)
-        return detail::cassette::drain(std::make_shared<detail::cassette::drain_state>(impl_, std::move(req), std::move(h)));
+        return detail::cassette::start_drain(impl_, std::move(req), std::move(h));
     const std::string body = impl_->request_body_key(req);
     detail::cassette::answer(impl_, req, body, std::move(h));
 }
