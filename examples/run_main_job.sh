@@ -2,6 +2,8 @@
 # The main job (README.md): the typical flow of examples/typical_flow.cpp.
 #  - with DIGITAL_DELIVERY_BASE_URL and DIGITAL_DELIVERY_API_KEY set: against that service;
 #  - otherwise: against a digital-delivery-sandbox started here on 127.0.0.1 (free port).
+#  - --record CASSETTE: the same, every exchange written to CASSETTE (docs/cassettes.md);
+#    --replay CASSETTE: the flow served from CASSETTE, no sandbox, no service.
 # Installs missing Debian packages, builds (Release) into _build-main/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,6 +14,12 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=
   -DDIGITAL_DELIVERY_BUILD_TESTS=OFF -DDIGITAL_DELIVERY_BUILD_EXAMPLES=ON -DDIGITAL_DELIVERY_BUILD_SANDBOX=ON >/dev/null
 cmake --build "$build" -j "$(nproc)" --target typical_flow digital-delivery-sandbox
 
+for arg in "$@"; do
+  if [ "$arg" = "--replay" ]; then
+    echo "== replaying a cassette (no service)"
+    exec "$build/examples/typical_flow" "$@"
+  fi
+done
 if [ -n "${DIGITAL_DELIVERY_BASE_URL:-}" ] && [ -n "${DIGITAL_DELIVERY_API_KEY:-}" ]; then
   echo "== running against ${DIGITAL_DELIVERY_BASE_URL%%\?*}"
   exec "$build/examples/typical_flow" "$@"

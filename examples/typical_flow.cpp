@@ -16,7 +16,8 @@
 // Configuration: DIGITAL_DELIVERY_BASE_URL and DIGITAL_DELIVERY_API_KEY
 // (examples/run_main_job.sh sets them to a local sandbox).
 //
-//   typical_flow [--write] [--order ORDER_ID] [--notify-customer] [--as-real-service] [FILE]
+//   typical_flow [--write] [--order ORDER_ID] [--notify-customer] [--as-real-service]
+//                [--record CASSETTE | --replay CASSETTE] [FILE]
 //
 // It says first which mode it runs in. Against the sandbox (it answers
 // /sandbox/health) it runs every step. Against a real service it only reads
@@ -28,9 +29,15 @@
 //   --as-real-service  behave as against a real service even on the sandbox
 //                      (to rehearse a run).
 // FILE: the file to upload (default: a generated PDF of a few MiB).
+//
+// Cassettes (docs/cassettes.md): --record CASSETTE writes every exchange of
+// the run to CASSETTE (the API key, signatures, emails, customer names and
+// licence keys masked); --replay CASSETTE runs the same flow from it, with no
+// service at all (DIGITAL_DELIVERY_BASE_URL and _API_KEY are then optional).
 
 #include <digital_delivery.hpp>
 #include <digital_delivery/beast_transport.hpp>
+#include <digital_delivery/testing/cassette.hpp>
 #include <digital_delivery/upload.hpp>
 #include <digital_delivery/watermark.hpp>
 
@@ -116,7 +123,24 @@ struct flow_options
     bool as_real_service = false;  // --as-real-service
     std::string order_id;          // --order
     std::string file;              // FILE
+    std::string record;            // --record CASSETTE
+    std::string replay;            // --replay CASSETTE
 };
+
+// What a recorded run masks besides the built-in secrets.
+const dd::testing::cassette_options cassette_masking{.masked_fields = {"email", "customer_name", "licence_key"}};
+
+// The transport of this run: the Beast transport, recorded or not, or a
+// cassette's replay.
+dd::any_transport make_transport(asio::io_context& ioc, const flow_options& opts)
+{
+    if (!opts.replay.empty())
+        return dd::testing::replay_transport(ioc.get_executor(), opts.replay, cassette_masking);
+    dd::any_transport live(dd::beast_transport(ioc.get_executor()));
+    if (!opts.record.empty())
+        return dd::testing::recording_transport(live, opts.record, cassette_masking);
+    return live;
+}
 
 // Read-only: what a real store holds, without changing anything.
 asio::awaitable<int> read_only_tour(dd::client& client, const flow_options& opts, dd::diagnostics& diag)
@@ -210,7 +234,8 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
     std::printf("2. licence asset %s\n", licence.asset.id.c_str());
 
     // 3. Link both to a storefront product.
-    std::mt19937_64 rng(std::random_device{}());
+    // (A replay sends what the recording sent: no random id there.)
+    std::mt19937_64 rng(opts.record.empty() && opts.replay.empty() ? std::random_device{}() : 26u);
     const std::int64_t store_product_id = 8000000000000LL + static_cast<std::int64_t>(rng() % 1000000);
     const std::string linked[] = {pdf.id, licence.asset.id};
     dd::new_digital_product link{
@@ -307,11 +332,6 @@ int main(int argc, char** argv)
 {
     const char* base = std::getenv("DIGITAL_DELIVERY_BASE_URL");
     const char* key = std::getenv("DIGITAL_DELIVERY_API_KEY");
-    if (!base || !key)
-    {
-        std::fprintf(stderr, "set DIGITAL_DELIVERY_BASE_URL and DIGITAL_DELIVERY_API_KEY (or run examples/run_main_job.sh)\n");
-        return 2;
-    }
     flow_options opts;
     for (int i = 1; i < argc; ++i)
     {
@@ -324,18 +344,38 @@ int main(int argc, char** argv)
             opts.as_real_service = true;
         else if (a == "--order" && i + 1 < argc)
             opts.order_id = argv[++i];
+        else if (a == "--record" && i + 1 < argc && opts.replay.empty())
+            opts.record = argv[++i];
+        else if (a == "--replay" && i + 1 < argc && opts.record.empty())
+            opts.replay = argv[++i];
         else if (!a.empty() && a[0] != '-' && opts.file.empty())
             opts.file = a;
         else
         {
-            std::fprintf(stderr, "usage: typical_flow [--write] [--order ORDER_ID] [--notify-customer] [--as-real-service] [FILE]\n");
+            std::fprintf(stderr, "usage: typical_flow [--write] [--order ORDER_ID] [--notify-customer] [--as-real-service] "
+                                 "[--record CASSETTE | --replay CASSETTE] [FILE]\n");
             return 2;
         }
+    }
+    if (!opts.replay.empty())
+    {
+        // A replay reaches no service: any base URL and key will do.
+        base = base ? base : "http://replay.invalid/api/v1/external";
+        key = key ? key : "replay";
+    }
+    if (!base || !key)
+    {
+        std::fprintf(stderr, "set DIGITAL_DELIVERY_BASE_URL and DIGITAL_DELIVERY_API_KEY (or run examples/run_main_job.sh)\n");
+        return 2;
     }
     try
     {
         asio::io_context ioc;
-        const dd::any_transport transport(dd::beast_transport(ioc.get_executor()));
+        const dd::any_transport transport = make_transport(ioc, opts);
+        if (!opts.record.empty())
+            std::printf("cassette: recording to %s\n", opts.record.c_str());
+        else if (!opts.replay.empty())
+            std::printf("cassette: replaying %s\n", opts.replay.c_str());
         dd::client client(transport, {.base_url = base, .api_key = key});
         auto result = asio::co_spawn(ioc, typical_flow(client, transport, std::move(opts)), asio::use_future);
         ioc.run();

@@ -64,6 +64,11 @@ enum class client_errc : int
     proxy_unreachable,           ///< The proxy refused the connection, or could not be resolved or reached.
     proxy_auth_required,         ///< The proxy answered 407: credentials missing or refused.
     proxy_tunnel_refused,        ///< The proxy answered CONNECT with another non-2xx status, or not with HTTP.
+
+    // --- cassettes (testing::replay_transport, testing::recording_transport) ---
+    cassette_no_match,           ///< No recorded exchange matches the request (diagnostics name it and the closest one).
+    cassette_unused_exchanges,   ///< A strict replay ended with recorded exchanges never used (diagnostics list them).
+    cassette_invalid,            ///< The cassette file cannot be read or written, or is not a cassette this version reads.
 };
 
 /// Failures the Digital Delivery API (or its storage) reports. Category name
@@ -120,6 +125,19 @@ inline boost::system::error_condition make_error_condition(condition e) noexcept
 {
     return {static_cast<int>(e), get_condition_category()};
 }
+
+namespace detail {
+/// client_errc::proxy_unreachable, proxy_auth_required or proxy_tunnel_refused.
+constexpr bool is_proxy_failure(client_errc e) noexcept
+{
+    return e >= client_errc::proxy_unreachable && e <= client_errc::proxy_tunnel_refused;
+}
+/// One of the cassette codes (testing/cassette.hpp).
+constexpr bool is_cassette_failure(client_errc e) noexcept
+{
+    return e >= client_errc::cassette_no_match && e <= client_errc::cassette_invalid;
+}
+}  // namespace detail
 
 /// True when retrying the same request later may succeed (429, 5xx, timeouts,
 /// connection failures). Whether a retry is *safe* also depends on the

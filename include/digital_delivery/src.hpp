@@ -35,6 +35,7 @@
 #include <digital_delivery/impl/observer.ipp>
 #include <digital_delivery/impl/json_logger.ipp>
 #include <digital_delivery/impl/metrics.ipp>
+#include <digital_delivery/impl/cassette.ipp>
 
 // Everything a request function compiles per endpoint (detail::endpoint_ops),
 // once for every endpoint of endpoints.hpp.

@@ -70,6 +70,7 @@ PRELUDE_HEADERS = [
     "digital_delivery/asset_edits.hpp",
     "digital_delivery/testing/fake_transport.hpp",
     "digital_delivery/testing/virtual_clock.hpp",
+    "digital_delivery/testing/cassette.hpp",
 ]
 SYSTEM_HEADERS = [
     "boost/asio.hpp",

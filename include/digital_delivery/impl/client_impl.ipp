@@ -711,12 +711,13 @@ struct execute_op
             else if (is_request_not_sent(ec) && ec != boost::asio::error::operation_aborted)
             {
                 observe_response(ec, resp);
-                describe_proxy_failure(s.diag, ec, resp.status);
+                describe_transport_failure(s.diag, ec, resp);
                 s.self->limiter().refund(s.p.cost);
             }
             else
             {
                 observe_response(ec, resp);
+                describe_transport_failure(s.diag, ec, resp);
                 s.self->limiter().observe_response(http_headers{}, 0);  // the attempt is over: resume refilling
             }
             if (ec == boost::asio::error::operation_aborted)

@@ -55,6 +55,9 @@ inline const char* client_errc_message(int ev) noexcept
     case client_errc::proxy_unreachable: return "The HTTP proxy could not be reached (refused, not resolved or timed out)";
     case client_errc::proxy_auth_required: return "The HTTP proxy requires authentication or refused the credentials (407)";
     case client_errc::proxy_tunnel_refused: return "The HTTP proxy refused to open a tunnel (CONNECT was not answered with 2xx)";
+    case client_errc::cassette_no_match: return "No exchange recorded in the cassette matches the request";
+    case client_errc::cassette_unused_exchanges: return "Exchanges recorded in the cassette were never replayed";
+    case client_errc::cassette_invalid: return "The cassette cannot be read or written, or is not a cassette this version reads";
     }
     return "Unknown digital_delivery client error";
 }
@@ -136,7 +139,7 @@ inline bool client_in_condition(client_errc e, condition c) noexcept
                e == client_errc::upload_stalled;
     case condition::transport:
         return (e >= client_errc::resolve_timeout && e <= client_errc::protocol_error) ||
-               e == client_errc::unexpected_status || e >= client_errc::proxy_unreachable;
+               e == client_errc::unexpected_status || is_proxy_failure(e);
     case condition::rate_limited: return e == client_errc::rate_limit_wait_exceeds_deadline;
     default: return false;
     }
@@ -234,7 +237,7 @@ DIGITAL_DELIVERY_DECL bool is_request_not_sent(const error_code& ec) noexcept
                e == client_errc::insecure_upload_url || e == client_errc::resolve_timeout || e == client_errc::connect_timeout ||
                e == client_errc::tls_handshake_timeout || e == client_errc::tls_certificate_verify_failed ||
                e == client_errc::tls_hostname_mismatch || e == client_errc::rate_limit_wait_exceeds_deadline ||
-               e >= client_errc::proxy_unreachable;
+               detail::is_proxy_failure(e) || e == client_errc::cassette_no_match;
     }
     if (ec.category() == get_api_category())
         return static_cast<api_errc>(ec.value()) == api_errc::rate_limited;  // refused, not processed

@@ -485,7 +485,16 @@ private:
         {
         case put_action::done: return after_upload();
         case put_action::fail:
-            return finish(ec ? ec : storage_ec, ec ? "PUT of the body failed: " + ec.message() : std::string());
+        {
+            std::string why;
+            if (ec)
+            {
+                why = "PUT of the body failed: " + ec.message();
+                if (const auto more = transport_explanation(ec, r); !more.empty())
+                    why.append(": ").append(more);
+            }
+            return finish(ec ? ec : storage_ec, std::move(why));
+        }
         case put_action::retry:
         {
             if (observer* o = impl_->obs())

@@ -40,14 +40,28 @@ inline std::string_view first_path_id(std::string_view tmpl, std::string_view pa
     return path.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
 }
 
-/// A proxy's refusal (client_errc::proxy_*, from beast_transport): the
-/// diagnostics say so, with the proxy's status when it answered.
-inline void describe_proxy_failure(diagnostics* d, error_code ec, unsigned proxy_status)
+/// The explanation a transport gives with a cassette failure
+/// (testing::replay_transport): one line in the response body, naming the
+/// request and the closest recorded exchange. Empty for any other failure.
+inline std::string_view transport_explanation(error_code ec, const http_response& r) noexcept
 {
-    if (!d || ec.category() != get_client_category() || ec.value() < static_cast<int>(client_errc::proxy_unreachable))
+    if (ec.category() != get_client_category() || !is_cassette_failure(static_cast<client_errc>(ec.value())))
+        return {};
+    return r.body;
+}
+
+/// A transport failure the diagnostics explain: a proxy's refusal
+/// (client_errc::proxy_*, from beast_transport), with the proxy's status when
+/// it answered, or a cassette's, with the transport's explanation.
+inline void describe_transport_failure(diagnostics* d, error_code ec, const http_response& r)
+{
+    if (!d || ec.category() != get_client_category())
         return;
-    d->client_message = proxy_status ? "the HTTP proxy answered " + std::to_string(proxy_status) + ": " + ec.message()
+    if (is_proxy_failure(static_cast<client_errc>(ec.value())))
+        d->client_message = r.status ? "the HTTP proxy answered " + std::to_string(r.status) + ": " + ec.message()
                                      : ec.message();
+    else if (const auto why = transport_explanation(ec, r); !why.empty())
+        d->client_message = std::string(why);
 }
 
 inline request_info observed_request(const prepared_request& p, std::string_view host) noexcept
