@@ -48,12 +48,20 @@ DIGITAL_DELIVERY_DECL std::string_view to_string(http_method m) noexcept;
 class http_headers
 {
 public:
-    /// One field. In request_options::extra_headers its strings are views of
-    /// the caller's (a temporary std::string is refused: dd::string_ref).
+    /// A field you give (request_options::extra_headers): views of your
+    /// strings; a temporary std::string is refused (dd::string_ref).
     struct field
     {
         string_ref name;
         string_ref value;
+    };
+
+    /// A field you read (iteration, operator[]): views of this object's
+    /// buffer, valid while it lives.
+    struct field_view
+    {
+        std::string_view name;
+        std::string_view value;
     };
 
     /// Appends a field (duplicates allowed, as on the wire).
@@ -70,7 +78,7 @@ public:
 
     std::size_t size() const noexcept { return entries_.size(); }
     bool empty() const noexcept { return entries_.empty(); }
-    field operator[](std::size_t i) const noexcept
+    field_view operator[](std::size_t i) const noexcept
     {
         const entry& e = entries_[i];
         return {std::string_view(data_).substr(e.name_off, e.name_len), std::string_view(data_).substr(e.value_off, e.value_len)};
@@ -87,15 +95,15 @@ public:
         data_.reserve(bytes);
     }
 
-    /// Iteration yields `field` values in wire order.
+    /// Iteration yields `field_view` values in wire order.
     class iterator
     {
     public:
-        using value_type = field;
+        using value_type = field_view;
         using difference_type = std::ptrdiff_t;
         iterator() = default;
         iterator(const http_headers* h, std::size_t i) noexcept : h_(h), i_(i) {}
-        field operator*() const noexcept { return (*h_)[i_]; }
+        field_view operator*() const noexcept { return (*h_)[i_]; }
         iterator& operator++() noexcept
         {
             ++i_;

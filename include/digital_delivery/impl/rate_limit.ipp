@@ -87,9 +87,9 @@ DIGITAL_DELIVERY_DECL std::optional<rate_limit_snapshot> parse_rate_limit_header
     for (const auto f : headers)
     {
         if (f.name.size() < prefix.size() + 5 || f.name.size() > prefix.size() + 9 ||
-            !detail::iequals(f.name.view().substr(0, prefix.size()), prefix))
+            !detail::iequals(f.name.substr(0, prefix.size()), prefix))
             continue;
-        const std::string_view which = f.name.view().substr(prefix.size());
+        const std::string_view which = f.name.substr(prefix.size());
         const auto n = detail::parse_int64(f.value);
         if (!n || *n < 0)
             continue;

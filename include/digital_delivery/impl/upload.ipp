@@ -241,11 +241,11 @@ inline error_code validate_upload_handle(const upload_handle& h, std::string_vie
     }
     for (auto f : h.headers)
     {
-        if (f.name.empty() || has_bad_header_char(f.name) || f.name.view().find_first_of(" \t:") != std::string_view::npos ||
+        if (f.name.empty() || has_bad_header_char(f.name) || f.name.find_first_of(" \t:") != std::string_view::npos ||
             has_bad_header_char(f.value) || iequals(f.name, "Host") || iequals(f.name, "Content-Length") ||
             iequals(f.name, "Transfer-Encoding") || iequals(f.name, "X-Auth-Token"))
         {
-            why = "upload handle header '" + std::string(f.name.view().substr(0, 64)) + "' is not allowed";
+            why = "upload handle header '" + std::string(f.name.substr(0, 64)) + "' is not allowed";
             return client_errc::invalid_url;
         }
     }
