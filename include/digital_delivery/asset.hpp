@@ -191,6 +191,20 @@ DIGITAL_DELIVERY_DECL error_code validate(const asset_update& v, std::string& wh
 DIGITAL_DELIVERY_DECL error_code validate(const asset_replacement& v, std::string& why);
 DIGITAL_DELIVERY_DECL error_code validate(const asset_query& v, std::string& why);
 
+namespace detail {
+
+/// An answer that must carry an upload handle (a replaced asset, an internal
+/// asset to upload) and does not: client_errc::missing_field.
+inline error_code require_upload_handle(const asset_with_upload& r, std::string& why)
+{
+    if (r.upload)
+        return {};
+    why = "the response has no upload handle";
+    return client_errc::missing_field;
+}
+
+}  // namespace detail
+
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY

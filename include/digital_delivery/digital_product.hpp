@@ -49,8 +49,10 @@ BOOST_DESCRIBE_STRUCT(
     (id, store_product_id, store_variant_id, assets, upsert_always, custom_message, preorder_enabled, preorder_launch_date, preorder_subject, preorder_heading, preorder_description, created_at, updated_at)
 )
 
-/// POST /digital_products body. Rules checked before sending: asset_ids
-/// present; preorder_enabled requires preorder_launch_date and custom_message.
+/// POST /digital_products body. Rules checked before sending (client_errc::
+/// missing_required_field): store_product_id (positive) and asset_ids (at
+/// least one id) present; preorder_enabled requires preorder_launch_date and
+/// custom_message.
 /// (The server also requires the launch date to be at least 2 hours ahead.)
 struct new_digital_product
 {

@@ -83,6 +83,8 @@ struct replace_asset : endpoint_defaults
     using body = asset_replacement;
     static constexpr std::string_view body_root = "asset";
     using response = asset_with_upload;
+    /// Only internal assets are replaced: the answer carries the upload handle.
+    static constexpr auto check_result = &detail::require_upload_handle;
 };
 
 // ---- digital products ---------------------------------------------------------

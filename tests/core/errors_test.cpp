@@ -201,11 +201,11 @@ TEST_F(errors_test, decode_errors_name_the_path)
     EXPECT_EQ(ec, dd::client_errc::wrong_type);
     EXPECT_NE(diag.client_message.find("orders[1].download_count"), std::string::npos) << diag.client_message;
 
-    // a required field missing
-    fake->expect_any().respond(200, R"({"order":{"id":"o1","name":"#1"}})");
+    // an identity missing (content may be missing: see tolerant_fields_never_fail_a_page)
+    fake->expect_any().respond(200, R"({"order":{"name":"#1","email":"a@example.com"}})");
     auto [ec2, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
     EXPECT_EQ(ec2, dd::client_errc::missing_field);
-    EXPECT_NE(diag.client_message.find("order.email"), std::string::npos) << diag.client_message;
+    EXPECT_NE(diag.client_message.find("order.id"), std::string::npos) << diag.client_message;
 
     // a bad timestamp
     fake->expect_any().respond(200, R"({"order":)" + order_json() + "}");
@@ -691,6 +691,99 @@ TEST(timestamps, parse_and_format)
         EXPECT_FALSE(dd::parse_timestamp(bad)) << bad;
     EXPECT_EQ(dd::format_date(*dd::parse_date("2024-12-31")), "2024-12-31");
     EXPECT_FALSE(dd::parse_date("2024-02-30"));
+}
+
+// A real server sends nulls and omissions the spec does not draw: a page of
+// 250 orders where one order's email is null and other fields are absent
+// decodes whole, and the rule of docs/architecture.md ("Decoding") applies.
+TEST_F(errors_test, tolerant_fields_never_fail_a_page)
+{
+    std::string page = R"({"orders":[)";
+    for (int i = 0; i < 250; ++i)
+    {
+        if (i)
+            page += ",";
+        if (i == 137)
+            page += R"({"id":"odd","name":null,"email":null,"created_at":null,"financial_status":"paid"})";
+        else
+            page += order_json();
+    }
+    page += R"(],"pagination":)" + pagination_json(1, 250, 250, 1) + "}";
+    fake->expect_any().respond(200, page);
+    auto [ec, l] = run([&](auto t) { return dd::async_list_orders(client, {.per_page = 250}, diag, t); });
+    ASSERT_FALSE(ec) << diag.to_string();
+    ASSERT_EQ(l.orders.size(), 250u);
+    const dd::order& odd = l.orders[137];
+    EXPECT_EQ(odd.id, "odd");
+    EXPECT_EQ(odd.email, "") << "null: the empty value";
+    EXPECT_EQ(odd.name, "") << "null: the empty value";
+    EXPECT_EQ(odd.download_count, 0) << "absent: the empty value";
+    EXPECT_EQ(odd.created_at, dd::timestamp{}) << "null: the empty value";
+    EXPECT_FALSE(odd.phone) << "an X | null field stays an optional";
+    EXPECT_EQ(odd.financial_status, dd::financial_status::paid);
+    EXPECT_EQ(l.orders[136].email, "ada@example.com");
+
+    // What is still refused: a missing identity, a structure, what drives the
+    // next page, and a wrong type even in a tolerant field.
+    const std::pair<std::string, std::string> refused[] = {
+        {R"({"orders":[{"name":"#1"}],"pagination":)" + pagination_json() + "}", "orders[0].id"},
+        {R"({"orders":[{"id":null}],"pagination":)" + pagination_json() + "}", "orders[0].id"},
+        {R"({"pagination":)" + pagination_json() + "}", "orders"},
+        {R"({"orders":[],"pagination":{"current_page":1,"per_page":25,"total_count":0}})", "pagination.total_pages"},
+        {R"({"orders":[{"id":"o","email":7}],"pagination":)" + pagination_json() + "}", "orders[0].email"},
+    };
+    for (const auto& [body, path] : refused)
+    {
+        fake->expect_any().respond(200, body);
+        auto [ec2, l2] = run([&](auto t) { return dd::async_list_orders(client, diag, t); });
+        EXPECT_TRUE(ec2 == dd::client_errc::missing_field || ec2 == dd::client_errc::wrong_type) << body;
+        EXPECT_NE(diag.client_message.find(path), std::string::npos) << diag.client_message;
+        EXPECT_TRUE(l2.orders.empty()) << "nothing partial";
+    }
+}
+
+// A value outside an enum's list would send an empty value (a filter silently
+// dropped, a body the server refuses): refused before anything is sent.
+TEST_F(errors_test, an_enum_the_api_does_not_know_is_refused_before_sending)
+{
+    auto [ec, l] = run([&](auto t) {
+        return dd::async_list_orders(client, {.status = dd::financial_status::unknown}, diag, t);
+    });
+    EXPECT_EQ(ec, dd::client_errc::invalid_argument);
+    EXPECT_NE(diag.client_message.find("status"), std::string::npos) << diag.client_message;
+    auto [ec2, a] = run([&](auto t) {
+        return dd::async_create_asset(client, {.type = static_cast<dd::asset_type>(42), .name = "k"}, diag, t);
+    });
+    EXPECT_EQ(ec2, dd::client_errc::invalid_argument);
+    EXPECT_NE(diag.client_message.find("type"), std::string::npos) << diag.client_message;
+    EXPECT_TRUE(fake->requests().empty());
+}
+
+// The required create fields are checked like the others.
+TEST_F(errors_test, a_product_without_store_product_id_or_asset_ids_is_refused_before_sending)
+{
+    auto [ec, p] = run([&](auto t) { return dd::async_create_digital_product(client, {.asset_ids = ids_a1}, diag, t); });
+    EXPECT_EQ(ec, dd::client_errc::missing_required_field);
+    EXPECT_NE(diag.client_message.find("store_product_id"), std::string::npos) << diag.client_message;
+    auto [ec2, p2] = run([&](auto t) { return dd::async_create_digital_product(client, {.store_product_id = 7}, diag, t); });
+    EXPECT_EQ(ec2, dd::client_errc::missing_required_field);
+    EXPECT_NE(diag.client_message.find("asset_ids"), std::string::npos) << diag.client_message;
+    EXPECT_TRUE(fake->requests().empty());
+}
+
+// Replacing is for internal assets: an answer without its upload handle is an
+// error at async_replace_asset too, and keeps the asset the server returned.
+TEST_F(errors_test, a_replace_answer_without_upload_handle_is_an_error)
+{
+    fake->expect_any().respond(
+        200, R"({"asset":{"id":"a1","type":"internal","filename":"new.pdf","byte_size":5,"created_at":"2024-05-01T12:00:00Z","updated_at":"2024-05-01T12:00:00Z"}})"
+    );
+    auto [ec, r] = run([&](auto t) {
+        return dd::async_replace_asset(client, "a1", {.filename = "new.pdf", .byte_size = 5}, diag, t);
+    });
+    EXPECT_EQ(ec, dd::client_errc::missing_field);
+    EXPECT_EQ(diag.client_message, "the response has no upload handle");
+    EXPECT_EQ(r.asset.id, "a1") << "what the server did is kept";
 }
 
 }  // namespace

@@ -14,6 +14,16 @@ namespace digital_delivery {
 
 DIGITAL_DELIVERY_DECL error_code validate(const new_digital_product& p, std::string& why)
 {
+    if (p.store_product_id <= 0)
+    {
+        why = "store_product_id is required (a positive storefront product id)";
+        return client_errc::missing_required_field;
+    }
+    if (p.asset_ids.empty())
+    {
+        why = "asset_ids is required (at least one asset id)";
+        return client_errc::missing_required_field;
+    }
     if (auto ec = detail::check_ids(p.asset_ids, "asset_ids", why))
         return ec;
     if (p.preorder_enabled.value_or(false))

@@ -25,11 +25,34 @@ namespace detail {
 
 // ---- payload -> request -----------------------------------------------------------
 
+/// An enumerator the API knows: never an empty value on the wire
+/// (`unknown`, or a value cast from an integer, would drop a filter or send "").
+template <class P>
+void validate_enums(const P& p, error_code& ec, std::string& why)
+{
+    boost::mp11::mp_for_each<boost::describe::describe_members<P, boost::describe::mod_public>>([&](auto d) {
+        using member_t = std::remove_cvref_t<decltype(p.*d.pointer)>;
+        using enum_t = typename std::conditional_t<is_optional<member_t>::value, member_t, std::optional<member_t>>::value_type;
+        if constexpr (described_enum<enum_t>)
+        {
+            const std::optional<enum_t> v(p.*d.pointer);
+            if (!ec && v && enum_to_string(*v).empty())
+            {
+                ec = client_errc::invalid_argument;
+                why = std::string(d.name) + " is not a value the API knows (" +
+                      std::to_string(static_cast<long long>(*v)) + ")";
+            }
+        }
+    });
+}
+
 template <class P>
 void validate_payload(const P& p, error_code& ec, std::string& why)
 {
+    validate_enums(p, ec, why);
     if constexpr (requires(std::string& w) { validate(p, w); })
-        ec = validate(p, why);
+        if (!ec)
+            ec = validate(p, why);
 }
 
 template <class D>
@@ -141,7 +164,18 @@ error_code decode_response(const std::string& body, result_t<D>& out, diagnostic
         ec = decode_json(body, json_slot{&json_struct_decoding<response, true>::value, &out}, message);
     }
     if (ec)
+    {
         out = result_t<D>{};
+        return ec;
+    }
+    // What the descriptor requires of a decoded answer (the result is kept:
+    // it says what the server did).
+    if constexpr (requires(std::string& why) { D::check_result(out, why); })
+    {
+        std::string why;
+        if ((ec = D::check_result(out, why)) && message)
+            *message = std::move(why);
+    }
     return ec;
 }
 

@@ -399,9 +399,9 @@ private:
             return finish(reason_);
         if (ec)
             return finish(ec);
-        if (!r.upload)
-            return finish(client_errc::missing_field, "the response has no upload handle");
         std::string why;
+        if (auto vec = require_upload_handle(r, why))
+            return finish(vec, std::move(why));
         if (auto vec = validate_upload_handle(*r.upload, impl_->params().base_url, opts_.allow_insecure_upload_url, why))
             return finish(vec, std::move(why));
         handle_.emplace(std::move(*r.upload));

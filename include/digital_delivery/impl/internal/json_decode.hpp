@@ -13,12 +13,22 @@
 // the result. No DOM is built; nothing is allocated but the model itself.
 //
 // Tolerance (Boost.JSON 1.81's automatic conversion rejects unknown keys and
-// missing optionals; the API's Beta endpoints add fields without notice):
+// missing optionals; the API's Beta endpoints add fields without notice; a
+// real server sends nulls and omissions the spec does not draw, and one odd
+// field must not fail a page of 250 orders). The rule, in one place
+// (json_member_required below; the table for users: docs/architecture.md,
+// "Decoding"):
 //  - unknown keys are skipped, whatever their value;
 //  - a missing or null std::optional member is empty;
-//  - a missing required member, or a value of the wrong type, fails with
-//    client_errc::missing_field / wrong_type / invalid_timestamp and a message
-//    naming the JSON path ("orders[3].download_count: expected an integer");
+//  - identity and structure are required: an `id`, the members named in
+//    json_required_members<T>, and every nested model or array. Missing or
+//    null: client_errc::missing_field / wrong_type;
+//  - every other member (texts, counts, flags, times, enums) is tolerant:
+//    missing or null leaves its empty value ("", 0, false, timestamp{},
+//    an unknown open_enum);
+//  - a value of the wrong JSON type fails, tolerant or not, with
+//    client_errc::wrong_type / invalid_timestamp and a message naming the
+//    JSON path ("orders[3].download_count: expected an integer");
 //  - a duplicated key: the last occurrence wins;
 //  - text that is not JSON fails with client_errc::invalid_json, even when a
 //    mapping error came first (the parser runs to the end of the document).
@@ -47,6 +57,12 @@
 #include <vector>
 
 namespace digital_delivery {
+
+struct order_downloads;
+struct notify_buyers_result;
+struct upload_handle;
+struct pagination;
+
 namespace detail {
 
 class json_decoder;
@@ -490,6 +506,62 @@ struct json_decoding<std::vector<T>>
     static constexpr json_container_ops ops{nullptr, &next, &on_end};
 };
 
+/// The members of a model, beyond its `id`, its nested models and arrays, that
+/// must be present and not null: what identifies a result or drives the
+/// client (the next page, the upload). Everything else is tolerant (see the
+/// file comment).
+template <class T>
+inline constexpr std::array<std::string_view, 0> json_required_members{};
+template <>
+inline constexpr std::array<std::string_view, 1> json_required_members<order_downloads>{"order_id"};
+template <>
+inline constexpr std::array<std::string_view, 1> json_required_members<notify_buyers_result>{"digital_product_id"};
+template <>
+inline constexpr std::array<std::string_view, 3> json_required_members<upload_handle>{"method", "url", "expires_at"};
+template <>
+inline constexpr std::array<std::string_view, 4> json_required_members<pagination>{
+    "current_page", "per_page", "total_count", "total_pages"};
+
+template <class T>
+struct is_std_vector_member : std::false_type
+{
+};
+template <class T, class A>
+struct is_std_vector_member<std::vector<T, A>> : std::true_type
+{
+};
+
+/// Whether member `name` of type M of model T must be present and not null.
+template <class T, class M>
+constexpr bool json_member_required(std::string_view name) noexcept
+{
+    if constexpr (is_optional<M>::value)
+        return false;
+    else if constexpr (described_struct<M> || is_std_vector_member<M>::value)
+        return true;
+    else
+    {
+        if (name == "id")
+            return true;
+        for (std::string_view r : json_required_members<T>)
+            if (r == name)
+                return true;
+        return false;
+    }
+}
+
+/// A tolerant member: null leaves its empty value.
+template <class M>
+struct json_tolerant_decoding
+{
+    static void value(void* t, json_decoder& d, json_event e)
+    {
+        if (e == json_event::null)
+            return void(*static_cast<M*>(t) = M{});
+        json_decoding<M>::value(t, d, e);
+    }
+};
+
 /// A described struct. With `Flatten`, the struct is an envelope of exactly
 /// one member decoded straight into the target (`{"order": {...}}` into an
 /// `order`): the same checks, paths and messages, without the envelope.
@@ -517,12 +589,13 @@ struct json_struct_decoding
             using D = decltype(d);
             using member_t = std::remove_cvref_t<decltype(std::declval<T&>().*D::pointer)>;
             r[i].name = D::name;
-            r[i].fn = &json_decoding<member_t>::value;
+            r[i].required = json_member_required<T, member_t>(D::name);
+            r[i].fn = r[i].required || is_optional<member_t>::value ? &json_decoding<member_t>::value
+                                                                     : &json_tolerant_decoding<member_t>::value;
             if constexpr (Flatten)
                 r[i].address = [](void* o) -> void* { return o; };
             else
                 r[i].address = [](void* o) -> void* { return &(static_cast<T*>(o)->*D::pointer); };
-            r[i].required = !is_optional<member_t>::value;
             ++i;
         });
         return r;
