@@ -48,30 +48,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// One observer slot, several observers: forwards every event to each.
-class fan_out final : public dd::observer
-{
-public:
-    explicit fan_out(std::vector<std::shared_ptr<dd::observer>> to) : to_(std::move(to)) {}
-    void on_request_start(const dd::request_start_event& e) override { each([&](auto& o) { o.on_request_start(e); }); }
-    void on_response(const dd::response_event& e) override { each([&](auto& o) { o.on_response(e); }); }
-    void on_retry(const dd::retry_event& e) override { each([&](auto& o) { o.on_retry(e); }); }
-    void on_limiter_wait(const dd::limiter_wait_event& e) override { each([&](auto& o) { o.on_limiter_wait(e); }); }
-    void on_throttle(const dd::throttle_event& e) override { each([&](auto& o) { o.on_throttle(e); }); }
-    void on_upload_progress(const dd::upload_progress_event& e) override { each([&](auto& o) { o.on_upload_progress(e); }); }
-    void on_upload_refresh(const dd::upload_refresh_event& e) override { each([&](auto& o) { o.on_upload_refresh(e); }); }
-    void on_operation_end(const dd::operation_end_event& e) override { each([&](auto& o) { o.on_operation_end(e); }); }
-
-private:
-    template <class F>
-    void each(F f)
-    {
-        for (auto& o : to_)
-            f(*o);
-    }
-    std::vector<std::shared_ptr<dd::observer>> to_;
-};
-
 // GET /metrics: the Prometheus text exposition; anything else: 404.
 asio::awaitable<void> serve_metrics(asio::ip::tcp::acceptor& acceptor, std::shared_ptr<dd::metrics_observer> metrics)
 {
@@ -136,7 +112,7 @@ asio::awaitable<int> flow(dd::client& client, const dd::any_transport& transport
     purchase_req.headers.add("Content-Type", "application/json");
     purchase_req.body = R"({"store_product_id":)" + std::to_string(store_product_id) + R"(,"email":"ada@example.com"})";
     purchase_req.timeout = 10s;
-    auto [sec, purchase] = co_await dd::async_send(transport, std::move(purchase_req), asio::as_tuple(asio::use_awaitable));
+    auto [sec, purchase] = co_await dd::async_transport_send(transport, std::move(purchase_req), asio::as_tuple(asio::use_awaitable));
     if (sec || purchase.status != 201)
     {
         std::fprintf(stderr, "simulated purchase failed: %s %u\n", sec.message().c_str(), purchase.status);
@@ -168,7 +144,7 @@ asio::awaitable<int> flow(dd::client& client, const dd::any_transport& transport
     dd::http_request scrape;
     scrape.url = "http://127.0.0.1:" + std::to_string(metrics_port) + "/metrics";
     scrape.timeout = 10s;
-    auto [mec2, text] = co_await dd::async_send(transport, std::move(scrape), asio::as_tuple(asio::use_awaitable));
+    auto [mec2, text] = co_await dd::async_transport_send(transport, std::move(scrape), asio::as_tuple(asio::use_awaitable));
     if (mec2 || text.status != 200)
     {
         std::fprintf(stderr, "scraping /metrics failed: %s\n", mec2.message().c_str());
@@ -195,7 +171,7 @@ int main()
         auto logger = std::make_shared<dd::json_logger>(std::cout, dd::log_level::info);
         auto metrics = std::make_shared<dd::metrics_observer>();
         const dd::any_transport transport(dd::beast_transport(ioc.get_executor()));
-        dd::client client(transport, {.base_url = base, .api_key = key, .observer = std::make_shared<fan_out>(std::vector<std::shared_ptr<dd::observer>>{logger, metrics})});
+        dd::client client(transport, {.base_url = base, .api_key = key, .observer = std::make_shared<dd::fan_out_observer>(std::vector<std::shared_ptr<dd::observer>>{logger, metrics})});
 
         asio::ip::tcp::acceptor acceptor(ioc, {asio::ip::make_address("127.0.0.1"), 0});
         asio::co_spawn(ioc, serve_metrics(acceptor, metrics), asio::detached);

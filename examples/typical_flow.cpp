@@ -178,7 +178,7 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
 
     // Which service is this? Only the sandbox answers /sandbox/health.
     auto health_req = sandbox_request(client, dd::http_method::get, "/sandbox/health");
-    auto [hec, health] = co_await dd::async_send(transport, std::move(health_req), asio::as_tuple(asio::use_awaitable));
+    auto [hec, health] = co_await dd::async_transport_send(transport, std::move(health_req), asio::as_tuple(asio::use_awaitable));
     const bool sandbox = !hec && health.status == 200 && !opts.as_real_service;
     if (!sandbox && !opts.write)
     {
@@ -258,7 +258,7 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
             R"({"store_product_id":)" + std::to_string(store_product_id) +
                 R"(,"email":"ada@example.com","customer_name":"Ada Lovelace"})"
         );
-        auto [pec2, purchase] = co_await dd::async_send(transport, std::move(purchase_req), asio::as_tuple(asio::use_awaitable));
+        auto [pec2, purchase] = co_await dd::async_transport_send(transport, std::move(purchase_req), asio::as_tuple(asio::use_awaitable));
         if (pec2 || purchase.status != 201)
         {
             std::fprintf(stderr, "simulated purchase failed: %s %u %s\n", pec2.message().c_str(), purchase.status, purchase.body.c_str());

@@ -37,7 +37,7 @@ namespace asio = boost::asio;
 asio::awaitable<int> upload(dd::client& client, std::string path)
 {
     dd::error_code ec;
-    auto src = dd::uring_file_source::open(path, co_await asio::this_coro::executor, ec);
+    auto src = dd::uring_file_source::open(path, ec, co_await asio::this_coro::executor);
     if (!src)
     {
         std::fprintf(stderr, "cannot read %s with io_uring: %s\n", path.c_str(), ec.message().c_str());

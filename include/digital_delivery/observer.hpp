@@ -19,9 +19,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace digital_delivery {
 
@@ -155,6 +157,36 @@ public:
     virtual void on_upload_progress(const upload_progress_event&) {}
     virtual void on_upload_refresh(const upload_refresh_event&) {}
     virtual void on_operation_end(const operation_end_event&) {}
+};
+
+/// One observer slot, several observers: forwards every event to each, in
+/// order (`.observer = std::make_shared<dd::fan_out_observer>(
+/// std::vector<std::shared_ptr<dd::observer>>{logger, metrics})`). Null
+/// entries are skipped. The list is fixed at construction.
+class fan_out_observer final : public observer
+{
+public:
+    explicit fan_out_observer(std::vector<std::shared_ptr<observer>> to) : to_(std::move(to))
+    {
+        std::erase(to_, nullptr);
+    }
+    void on_request_start(const request_start_event& e) override { each(&observer::on_request_start, e); }
+    void on_response(const response_event& e) override { each(&observer::on_response, e); }
+    void on_retry(const retry_event& e) override { each(&observer::on_retry, e); }
+    void on_limiter_wait(const limiter_wait_event& e) override { each(&observer::on_limiter_wait, e); }
+    void on_throttle(const throttle_event& e) override { each(&observer::on_throttle, e); }
+    void on_upload_progress(const upload_progress_event& e) override { each(&observer::on_upload_progress, e); }
+    void on_upload_refresh(const upload_refresh_event& e) override { each(&observer::on_upload_refresh, e); }
+    void on_operation_end(const operation_end_event& e) override { each(&observer::on_operation_end, e); }
+
+private:
+    template <class Event>
+    void each(void (observer::*fn)(const Event&), const Event& e)
+    {
+        for (const auto& o : to_)
+            ((*o).*fn)(e);
+    }
+    std::vector<std::shared_ptr<observer>> to_;
 };
 
 /// A URL fit for logs: the query string, fragment and user info removed

@@ -503,6 +503,28 @@ page_range<D> paginate_pages(const request_fn<D, std::index_sequence<I...>>&, cl
     return page_range<D>(detail::make_paginate_state<D>(c, query, std::forward<Rest>(rest)...));
 }
 
+/// Without a query, options first: `paginate(fn, client, paginate_options{...})`.
+template <class D, std::size_t... I, class First, class... Rest>
+    requires(detail::list_endpoint<D> && !std::is_convertible_v<First&&, typename D::query> &&
+             detail::trailing<paginate_options, First, Rest...>::template valid<>())
+item_range<D> paginate(const request_fn<D, std::index_sequence<I...>>&, client& c, First&& first, Rest&&... rest)
+{
+    return item_range<D>(
+        detail::make_paginate_state<D>(c, typename D::query{}, std::forward<First>(first), std::forward<Rest>(rest)...)
+    );
+}
+
+/// Without a query, options first; see paginate().
+template <class D, std::size_t... I, class First, class... Rest>
+    requires(detail::list_endpoint<D> && !std::is_convertible_v<First&&, typename D::query> &&
+             detail::trailing<paginate_options, First, Rest...>::template valid<>())
+page_range<D> paginate_pages(const request_fn<D, std::index_sequence<I...>>&, client& c, First&& first, Rest&&... rest)
+{
+    return page_range<D>(
+        detail::make_paginate_state<D>(c, typename D::query{}, std::forward<First>(first), std::forward<Rest>(rest)...)
+    );
+}
+
 }  // namespace digital_delivery
 
 #endif

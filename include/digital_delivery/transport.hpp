@@ -109,12 +109,14 @@ struct send_initiation
 };
 }  // namespace detail
 
-/// Sends one request through any transport with any completion token
-/// (default `deferred`), e.g. to reach a URL outside the API such as a
-/// presigned storage URL: `auto [ec, r] = co_await dd::async_send(t, req, as_tuple(deferred));`
-/// Nothing is added to the request: no authentication, no rate limiting.
+/// The transport's own entry point, not an operation of the client: sends
+/// one request through any transport with any completion token (default
+/// `deferred`), e.g. to reach a URL outside the API such as a presigned
+/// storage URL: `auto [ec, r] = co_await dd::async_transport_send(t, req, as_tuple(deferred));`
+/// Nothing is added to the request: no authentication, no rate limiting, no
+/// retries, no deadline, no diagnostics; the request's own `timeout` applies.
 template <transport T, class Token = boost::asio::deferred_t>
-auto async_send(const T& t, http_request req, Token&& token = {})
+auto async_transport_send(const T& t, http_request req, Token&& token = {})
 {
     return boost::asio::async_initiate<Token, void(error_code, http_response)>(detail::send_initiation{}, token, t, std::move(req));
 }

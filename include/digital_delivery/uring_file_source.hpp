@@ -73,8 +73,8 @@ public:
     /// Opens `path` for reading on `executor`'s io_context. On failure returns
     /// null and sets `ec` (client_errc::source_unreadable: missing, not a
     /// regular file, or io_uring unavailable).
-    static std::shared_ptr<uring_file_source> open(const std::string& path, const boost::asio::any_io_executor& executor,
-                                                   error_code& ec)
+    static std::shared_ptr<uring_file_source> open(const std::string& path, error_code& ec,
+                                                   const boost::asio::any_io_executor& executor)
     {
         struct stat st;
         if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))

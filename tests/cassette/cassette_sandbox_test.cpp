@@ -72,7 +72,7 @@ asio::awaitable<std::vector<std::string>> typical_flow(dd::client& client, dd::a
     purchase.headers.add("X-Auth-Token", client.params().api_key);
     purchase.headers.add("Content-Type", "application/json");
     purchase.body = R"({"store_product_id":880000777,"email":"ada@example.com","customer_name":"Ada Lovelace"})";
-    auto [sec, bought] = co_await dd::async_send(transport, std::move(purchase), asio::as_tuple(asio::use_awaitable));
+    auto [sec, bought] = co_await dd::async_transport_send(transport, std::move(purchase), asio::as_tuple(asio::use_awaitable));
     std::string order_id;
     if (!sec && bought.status == 201)
         order_id = std::string(boost::json::parse(bought.body).at("order").at("id").as_string());

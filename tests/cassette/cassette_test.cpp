@@ -115,7 +115,7 @@ TEST_F(cassette_test, the_file_is_versioned_pretty_json_in_a_stable_key_order)
     req.headers.add("X-Auth-Token", "key-format");
     req.headers.add("Content-Type", "application/json");
     req.body = R"({"asset":{"type":"licence","name":"Key"}})";
-    auto [ec, r] = run_virtual(vc, ioc, dd::async_send(*rec, std::move(req), asio::as_tuple(asio::use_awaitable)));
+    auto [ec, r] = run_virtual(vc, ioc, dd::async_transport_send(*rec, std::move(req), asio::as_tuple(asio::use_awaitable)));
     ASSERT_FALSE(ec);
     EXPECT_EQ(rec->size(), 1u);
     std::string text = file.text();
@@ -228,7 +228,7 @@ TEST_F(cassette_test, headers_and_query_parameters_of_ones_own_are_masked_and_st
         dd::http_request req;
         req.url = std::string("https://partner.example/partner/feed?session=") + session + "&page=2";
         req.headers.add("X-Partner-Token", "partner-token-abcdef");
-        auto [ec, r] = run_virtual(vc, ioc, dd::async_send(t, std::move(req), asio::as_tuple(asio::use_awaitable)));
+        auto [ec, r] = run_virtual(vc, ioc, dd::async_transport_send(t, std::move(req), asio::as_tuple(asio::use_awaitable)));
         return ec ? ec.message() : r.body;
     };
     EXPECT_EQ(feed(recorder(opts), "sess-0123456789"), "ok");
@@ -367,7 +367,7 @@ TEST_F(cassette_test, times_are_shifted_so_an_old_cassette_is_not_in_the_past)
         dd::http_request req;
         req.method = m;
         req.url = std::string(base_url) + path;
-        auto [ec, r] = run_virtual(vc, ioc, dd::async_send(*rec, std::move(req), asio::as_tuple(asio::use_awaitable)));
+        auto [ec, r] = run_virtual(vc, ioc, dd::async_transport_send(*rec, std::move(req), asio::as_tuple(asio::use_awaitable)));
         ASSERT_FALSE(ec);
     }
 
@@ -385,7 +385,7 @@ TEST_F(cassette_test, times_are_shifted_so_an_old_cassette_is_not_in_the_past)
     dd::http_request req;
     req.method = dd::http_method::post;
     req.url = std::string(base_url) + "/assets";
-    auto [ec2, r] = run_virtual(vc, ioc, dd::async_send(*replay, std::move(req), asio::as_tuple(asio::use_awaitable)));
+    auto [ec2, r] = run_virtual(vc, ioc, dd::async_transport_send(*replay, std::move(req), asio::as_tuple(asio::use_awaitable)));
     ASSERT_FALSE(ec2);
     const auto expires = dd::parse_timestamp(boost::json::parse(r.body).at("upload").at("expires_at").as_string());
     ASSERT_TRUE(expires.has_value());
@@ -406,7 +406,7 @@ TEST_F(cassette_test, bodies_match_only_when_asked_and_streams_by_size_and_sha25
         req.body_stream = std::move(stream);
         req.body = std::move(body);
         req.headers.add("Content-Type", "application/json");
-        auto [ec, r] = run_virtual(vc, ioc, dd::async_send(t, std::move(req), asio::as_tuple(asio::use_awaitable)));
+        auto [ec, r] = run_virtual(vc, ioc, dd::async_transport_send(t, std::move(req), asio::as_tuple(asio::use_awaitable)));
         return ec;
     };
     auto rec = recorder(opts);

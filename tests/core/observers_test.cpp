@@ -216,6 +216,30 @@ TEST_F(builtin_observers_test, prometheus_exposition_is_well_formed)
     EXPECT_EQ(text.find(c.params().api_key), std::string::npos);
 }
 
+// One slot, several observers: each gets every event, in list order; a null
+// entry is skipped.
+TEST_F(builtin_observers_test, fan_out_observer_forwards_every_event_to_each)
+{
+    struct recorder final : dd::observer
+    {
+        std::vector<std::string>& log;
+        std::string name;
+        recorder(std::vector<std::string>& l, std::string n) : log(l), name(std::move(n)) {}
+        void on_request_start(const dd::request_start_event&) override { log.push_back(name + ":start"); }
+        void on_response(const dd::response_event& e) override { log.push_back(name + ":" + std::to_string(e.status)); }
+        void on_operation_end(const dd::operation_end_event&) override { log.push_back(name + ":end"); }
+    };
+    std::vector<std::string> log;
+    auto metrics = std::make_shared<dd::metrics_observer>();
+    auto c = make_client(std::make_shared<dd::fan_out_observer>(std::vector<std::shared_ptr<dd::observer>>{
+        std::make_shared<recorder>(log, "a"), nullptr, metrics, std::make_shared<recorder>(log, "b")}));
+    fake->expect_any().respond(200, ok_order());
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", t); });
+    ASSERT_FALSE(ec);
+    EXPECT_EQ(log, (std::vector<std::string>{"a:start", "b:start", "a:200", "b:200", "a:end", "b:end"}));
+    ASSERT_EQ(metrics->snapshot().requests.size(), 1u) << "the metrics observer in the list counted the request";
+}
+
 TEST(builtin_observers, error_type_names)
 {
     EXPECT_EQ(dd::error_type({}), "");

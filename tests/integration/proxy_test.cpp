@@ -312,7 +312,7 @@ TEST_F(proxy_test, https_goes_through_a_connect_tunnel_with_and_without_credenti
         dd::http_request req;
         req.url = "https://127.0.0.1:" + std::to_string(env.tls_port) + tag;
         req.timeout = 30s;
-        auto [ec, r] = dd_test::run_awaitable(ioc, dd::async_send(t, std::move(req), asio::as_tuple(asio::use_awaitable)));
+        auto [ec, r] = dd_test::run_awaitable(ioc, dd::async_transport_send(t, std::move(req), asio::as_tuple(asio::use_awaitable)));
         ioc.restart();
         ASSERT_FALSE(ec) << ec.message();
         EXPECT_EQ(r.status, 200u);
@@ -330,7 +330,7 @@ TEST_F(proxy_test, a_refused_tunnel_is_typed)
     dd::http_request req;
     req.url = "https://127.0.0.1:" + std::to_string(nobody.port()) + "/x";
     req.timeout = 30s;
-    auto [ec, r] = dd_test::run_awaitable(ioc, dd::async_send(t, std::move(req), asio::as_tuple(asio::use_awaitable)));
+    auto [ec, r] = dd_test::run_awaitable(ioc, dd::async_transport_send(t, std::move(req), asio::as_tuple(asio::use_awaitable)));
     EXPECT_EQ(ec, dd::client_errc::proxy_tunnel_refused) << ec.message();
     EXPECT_GE(r.status, 400u);  // tinyproxy's own answer to CONNECT (500 "Unable to connect")
 
@@ -340,7 +340,7 @@ TEST_F(proxy_test, a_refused_tunnel_is_typed)
     dd::beast_transport t2(ioc.get_executor(), p);
     dd::http_request req2;
     req2.url = "https://127.0.0.1:" + std::to_string(nobody.port()) + "/x";
-    auto [ec2, r2] = dd_test::run_awaitable(ioc, dd::async_send(t2, std::move(req2), asio::as_tuple(asio::use_awaitable)));
+    auto [ec2, r2] = dd_test::run_awaitable(ioc, dd::async_transport_send(t2, std::move(req2), asio::as_tuple(asio::use_awaitable)));
     EXPECT_EQ(ec2, dd::client_errc::proxy_auth_required) << ec2.message();
     EXPECT_EQ(r2.status, 407u);
 
@@ -350,7 +350,7 @@ TEST_F(proxy_test, a_refused_tunnel_is_typed)
     dd::beast_transport t3(ioc.get_executor(), p);
     dd::http_request req3;
     req3.url = "https://127.0.0.1:" + std::to_string(nobody.port()) + "/x";
-    auto [ec3, r3] = dd_test::run_awaitable(ioc, dd::async_send(t3, std::move(req3), asio::as_tuple(asio::use_awaitable)));
+    auto [ec3, r3] = dd_test::run_awaitable(ioc, dd::async_transport_send(t3, std::move(req3), asio::as_tuple(asio::use_awaitable)));
     EXPECT_EQ(ec3, dd::client_errc::proxy_auth_required) << ec3.message();
 }
 
@@ -364,7 +364,7 @@ TEST_F(proxy_test, the_environment_is_read_on_request_and_no_proxy_bypasses)
         dd::http_request req;
         req.url = sb.origin() + "/sandbox/health?probe=" + tag;
         req.timeout = 30s;
-        auto [ec, r] = dd_test::run_awaitable(ioc, dd::async_send(t, std::move(req), asio::as_tuple(asio::use_awaitable)));
+        auto [ec, r] = dd_test::run_awaitable(ioc, dd::async_transport_send(t, std::move(req), asio::as_tuple(asio::use_awaitable)));
         ioc.restart();
         EXPECT_FALSE(ec) << ec.message();
         EXPECT_EQ(r.status, 200u);

@@ -84,7 +84,7 @@ TEST(uring_file_source, reads_every_byte_then_eof_rewinds_and_reports_a_shrunk_f
     const std::string data = pattern(3 * 1024 * 1024 + 123);
     temp_file f(data);
     dd::error_code ec;
-    auto src = dd::uring_file_source::open(f.path, ioc.get_executor(), ec);
+    auto src = dd::uring_file_source::open(f.path, ec, ioc.get_executor());
     ASSERT_FALSE(ec) << ec.message();
     ASSERT_TRUE(src);
     EXPECT_EQ(src->size(), data.size());
@@ -107,9 +107,9 @@ TEST(uring_file_source, reads_every_byte_then_eof_rewinds_and_reports_a_shrunk_f
     EXPECT_EQ(part, data.substr(0, 1000));
 
     // Missing files and directories are refused at open.
-    EXPECT_FALSE(dd::uring_file_source::open("/nonexistent/dd-uring", ioc.get_executor(), ec));
+    EXPECT_FALSE(dd::uring_file_source::open("/nonexistent/dd-uring", ec, ioc.get_executor()));
     EXPECT_EQ(ec, dd::client_errc::source_unreadable);
-    EXPECT_FALSE(dd::uring_file_source::open("/tmp", ioc.get_executor(), ec));
+    EXPECT_FALSE(dd::uring_file_source::open("/tmp", ec, ioc.get_executor()));
     EXPECT_EQ(ec, dd::client_errc::source_unreadable);
 }
 
@@ -124,7 +124,7 @@ TEST(uring_file_source, uploads_through_the_beast_transport)
     const std::string data = pattern(5 * 1024 * 1024 + 7);
     temp_file f(data);
     dd::error_code ec;
-    auto src = dd::uring_file_source::open(f.path, ioc.get_executor(), ec);
+    auto src = dd::uring_file_source::open(f.path, ec, ioc.get_executor());
     ASSERT_FALSE(ec) << ec.message();
 
     std::uint64_t last = 0;

@@ -136,6 +136,24 @@ TEST_F(paginate_test, start_page_and_request_options_are_kept)
     EXPECT_TRUE(fake->done()) << ::testing::PrintToString(fake->mismatches());
 }
 
+// The query is omittable when options follow, like every other optional payload.
+TEST_F(paginate_test, options_without_a_query)
+{
+    fake->expect(dd::http_method::get, target("/orders?page=1")).respond(200, orders_page(1, 1, 1, 25, 1, 1));
+    const dd::http_headers::field trace[] = {{"X-Trace", "t2"}};
+    const dd::request_options opts{.extra_headers = trace};
+    auto r = dd::paginate(dd::async_list_orders, client, dd::paginate_options{.on_drift = dd::drift_policy::flag}, opts);
+    std::vector<std::string> ids;
+    EXPECT_FALSE(drain(r, ids));
+    EXPECT_EQ(ids.size(), 1u);
+    EXPECT_EQ(last_request().headers.find("X-Trace").value_or(""), "t2");
+    fake->expect(dd::http_method::get, target("/assets?page=1")).respond(200, R"({"assets":[],"pagination":{"current_page":1,"per_page":25,"total_count":0,"total_pages":0}})");
+    auto pages = dd::paginate_pages(dd::async_list_assets, client, opts);
+    auto [ec, page] = run([&](auto t) { return pages.async_next(t); });
+    EXPECT_FALSE(ec);
+    EXPECT_TRUE(fake->done()) << ::testing::PrintToString(fake->mismatches());
+}
+
 TEST_F(paginate_test, the_query_is_copied_when_the_range_is_made)
 {
     // The query refers to the caller's strings; the range must not.
