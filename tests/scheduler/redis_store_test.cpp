@@ -515,6 +515,38 @@ TEST_F(redis_live, two_hosts_on_one_key_share_the_budget)
     EXPECT_EQ(a->waiting() + b->waiting(), 0u);
 }
 
+// A deadline holds on the Redis store too: another host took the key's one
+// point of a 600 s window, so a waiter with a deadline 300 ms away fails with
+// rate_limit_wait_exceeds_deadline once Redis has answered, instead of waiting
+// for the window (it waited until cancelled before).
+TEST_F(redis_live, a_deadline_the_remote_bucket_cannot_meet_fails_the_waiter)
+{
+    asio::io_context ioc;
+    const auto u = url("deadline");
+    const auto p = params(test_redis().port(), 1, 600s);
+    auto a = unshared_rate_limiter(ioc.get_executor(), u, "key", p);
+    auto b = unshared_rate_limiter(ioc.get_executor(), u, "key", p);
+    waiter_set wa(1);
+    wa.launch(*a, 0, 1);
+    for (int i = 0; i < 200 && wa.granted() < 1; ++i)
+        run_for(ioc, 10ms);
+    ASSERT_EQ(wa.granted(), 1);
+    std::optional<error_code> late;
+    asio::cancellation_signal sig;
+    b->async_acquire(1, priority::normal, std::chrono::steady_clock::now() + 300ms,
+                     asio::bind_cancellation_slot(sig.slot(), [&](error_code ec) { late = ec; }));
+    for (int i = 0; i < 300 && !late; ++i)
+        run_for(ioc, 10ms);
+    if (!late)
+    {
+        sig.emit(asio::cancellation_type::terminal);
+        dd_test::run(ioc);
+    }
+    ASSERT_TRUE(late);
+    EXPECT_EQ(*late, client_errc::rate_limit_wait_exceeds_deadline) << late->message();
+    EXPECT_EQ(b->waiting(), 0u);
+}
+
 TEST_F(redis_live, priorities_and_cancellation_keep_working)
 {
     asio::io_context ioc;

@@ -215,6 +215,7 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
         {
             std::lock_guard<std::mutex> lk(mtx);
             const auto t = now();
+            core.source_changed();  // a reply or a fallback: the estimates moved
             if (r.reply)
             {
                 redis->on_reply(*r.reply, t);

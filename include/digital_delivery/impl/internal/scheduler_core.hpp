@@ -235,6 +235,10 @@ public:
         return changed;
     }
 
+    /// The source's estimates moved by themselves (a remote store answered):
+    /// the next poll checks every waiter's deadline against them again.
+    void source_changed() noexcept { scan_needed_ = true; }
+
     /// Gives back points of a request that provably never reached the server.
     void refund(double cost, time_point now)
     {
