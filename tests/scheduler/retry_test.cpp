@@ -139,6 +139,31 @@ TEST(retry_backoff, ceiling_grows_and_caps)
     EXPECT_EQ(detail::full_jitter(800ms, 7.0), 800ms);  // clamped
 }
 
+// retry_delay: the one schedule of requests (retry_state) and upload PUTs.
+TEST(retry_backoff, one_schedule_with_the_servers_wait_as_the_least)
+{
+    const backoff_schedule upload{500ms, 30s, 2.0};
+    EXPECT_EQ(retry_delay(1, upload, 0.5), 250ms);
+    EXPECT_EQ(retry_delay(3, upload, 0.5), 1000ms);
+    EXPECT_EQ(retry_delay(30, upload, 0.5), 15s);
+    EXPECT_EQ(retry_delay(1, upload, 0.0, 10s, 60s), 10s);    // Retry-After: the least wait
+    EXPECT_EQ(retry_delay(1, upload, 0.0, 120s, 60s), 60s);   // capped by max_retry_after
+    EXPECT_EQ(retry_delay(1, upload, 0.99, 1ms, 60s), 495ms); // a longer jitter stays
+    EXPECT_EQ(retry_delay(1, upload, 0.0, -5s, 60s), 0ms);    // never negative
+}
+
+// attempt_timeout: the one decision of an attempt's time limit.
+TEST(retry_backoff, attempt_timeout_has_one_default_and_never_passes_the_deadline)
+{
+    const std::optional<clk::time_point> none;
+    EXPECT_EQ(attempt_timeout(0ms, none, t0), digital_delivery::default_request_timeout);
+    EXPECT_EQ(attempt_timeout(5s, none, t0), 5s);
+    EXPECT_EQ(attempt_timeout(5s, std::optional(t0 + 2s), t0), 2s);
+    EXPECT_EQ(attempt_timeout(0ms, std::optional(t0 + 2s), t0), 2s);
+    EXPECT_EQ(attempt_timeout(5s, std::optional(t0 + 10s), t0), 5s);
+    EXPECT_EQ(attempt_timeout(5s, std::optional(t0 - 1s), t0), 1ms);  // never 0: that would be no limit
+}
+
 TEST(retry_backoff, delays_stay_within_full_jitter_bounds)
 {
     retry_params p;
