@@ -93,11 +93,11 @@ struct beast_transport_params
     std::chrono::milliseconds tls_handshake_timeout{10'000};
 
     /// Whole request, from the call until the last response byte, when
-    /// http_request::timeout is zero (default: 60 s)
+    /// http_request::timeout is zero (default: default_request_timeout, 30 s)
     /// → client_errc::request_timeout. It includes waiting for a connection,
     /// the phases above (each of which also has its own limit) and, for
     /// uploads, sending the body: set http_request::timeout for big uploads.
-    std::chrono::milliseconds request_timeout{60'000};
+    std::chrono::milliseconds request_timeout{default_request_timeout};
 
     /// A pooled connection that stayed unused this long is closed instead of
     /// being reused (default: 4 s, below the common server defaults: Node.js
@@ -136,8 +136,9 @@ struct beast_transport_params
     /// before sending the body anyway (default: 1 s).
     std::chrono::milliseconds expect_continue_timeout{1'000};
 
-    /// User-Agent sent when the request has none (default: "digital_delivery/0.1").
-    std::string user_agent = "digital_delivery/0.1";
+    /// User-Agent sent when the request has none (default: default_user_agent,
+    /// "digital_delivery/0.1").
+    std::string user_agent = default_user_agent;
 
     /// TLS settings (default: verify against the system trust store).
     beast_tls_params tls{};

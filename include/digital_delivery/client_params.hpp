@@ -5,6 +5,7 @@
 #ifndef DIGITAL_DELIVERY_CLIENT_PARAMS_HPP
 #define DIGITAL_DELIVERY_CLIENT_PARAMS_HPP
 
+#include <digital_delivery/http_message.hpp>
 #include <digital_delivery/observer.hpp>
 #include <digital_delivery/rate_limit.hpp>
 #include <digital_delivery/retry.hpp>
@@ -34,12 +35,13 @@ struct client_params
     std::string api_key;
 
     /// Sent as User-Agent.
-    std::string user_agent = "digital_delivery/0.1";
+    std::string user_agent = default_user_agent;
 
     /// Time limit of one attempt of one request (connect + send + receive),
     /// passed to the transport as http_request::timeout, and never past the
-    /// operation's deadline. Default 30 s.
-    std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
+    /// operation's deadline. Default (and what zero means):
+    /// default_request_timeout, 30 s.
+    std::chrono::milliseconds request_timeout{default_request_timeout};
 
     /// The deadline of every request operation that has none of its own
     /// (request_options::deadline), counted from the operation's start: it

@@ -30,6 +30,17 @@
 
 namespace digital_delivery {
 
+/// The time limit of one request attempt when nobody set one (30 s): the
+/// default of client_params::request_timeout and of
+/// beast_transport_params::request_timeout (an http_request whose timeout is
+/// zero), one value for both.
+inline constexpr std::chrono::milliseconds default_request_timeout{30'000};
+
+/// The User-Agent sent when nobody set one ("digital_delivery/MAJOR.MINOR"):
+/// the default of client_params::user_agent and of
+/// beast_transport_params::user_agent.
+inline constexpr const char* default_user_agent = "digital_delivery/0.1";
+
 enum class http_method
 {
     get,
@@ -187,7 +198,8 @@ struct http_request
     /// pooled connection turns out to be closed before any response byte.
     bool idempotent = false;
 
-    /// Whole-request timeout for this request; zero means the transport's default.
+    /// Whole-request timeout for this request; zero means the transport's
+    /// default (beast_transport_params::request_timeout, default_request_timeout).
     std::chrono::milliseconds timeout{0};
 };
 

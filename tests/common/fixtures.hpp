@@ -28,6 +28,9 @@ inline constexpr const char* base_url = "https://dd.example.test/api/v1/external
 inline constexpr const char* base_path = "/api/v1/external";
 inline constexpr const char* api_key = "sk_test_SECRET_123";
 
+// Request models refer to the caller's ids (std::span): named arrays.
+inline const std::string ids_a1[] = {"a1"};
+
 // One asset; `nulls` makes every nullable field null.
 inline std::string asset_json(bool nulls = false, const std::string& type = "internal")
 {

@@ -2,6 +2,7 @@
 // 429 handling, idempotency rules, deadlines, cancellation while backing off.
 #include "fixtures.hpp"
 
+#include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/testing/virtual_clock.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -217,6 +218,25 @@ TEST_F(retry_test, the_default_deadline_cuts_the_attempt_timeout)
     EXPECT_EQ(ec, dd::condition::timeout) << ec.message();
     ASSERT_EQ(fake->requests().size(), 1u);
     EXPECT_EQ(fake->requests()[0].timeout, 10s);
+}
+
+// The attempt's timeout has one default, whoever applies it: the client
+// (client_params::request_timeout, or zero there) and the Beast transport (an
+// http_request without a timeout); a request_options::timeout replaces it.
+TEST_F(retry_test, the_attempt_timeout_has_one_default)
+{
+    EXPECT_EQ(dd::client_params{}.request_timeout, dd::default_request_timeout);
+    EXPECT_EQ(dd::beast_transport_params{}.request_timeout, dd::default_request_timeout);
+    dd::client c(fake, {.base_url = base_url, .api_key = "key", .request_timeout = 0ms, .operation_timeout = 0ms});
+    fake->expect_any().respond(200, ok_order());
+    fake->expect_any().respond(200, ok_order());
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
+    ASSERT_FALSE(ec) << ec.message();
+    auto [ec2, o2] = run([&](auto t) { return dd::async_get_order(c, "o1", dd::request_options{.timeout = 5s}, diag, t); });
+    ASSERT_FALSE(ec2) << ec2.message();
+    ASSERT_EQ(fake->requests().size(), 2u);
+    EXPECT_EQ(fake->requests()[0].timeout, dd::default_request_timeout) << "zero: the default, not the transport's own";
+    EXPECT_EQ(fake->requests()[1].timeout, 5s);
 }
 
 // Zero turns the default deadline off: attempts and retries alone end it.

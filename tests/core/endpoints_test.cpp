@@ -49,7 +49,6 @@ namespace {
 // Request models refer to the caller's ids (std::span): named arrays.
 const std::string ids_a1_a2[] = {"a1", "a2"};
 const std::string ids_a1_a3[] = {"a1", "a3"};
-const std::string ids_a1[] = {"a1"};
 
 class endpoints_test : public client_test
 {

@@ -20,7 +20,6 @@ using namespace std::chrono_literals;
 namespace {
 
 // Request models refer to the caller's ids (std::span): named arrays.
-const std::string ids_a1[] = {"a1"};
 const std::string ids_a1_blank[] = {"a1", ""};
 const std::string ids_a[] = {"a"};
 
@@ -413,7 +412,7 @@ TEST_F(errors_test, forbidden_input_sends_nothing)
 {
     struct case_t
     {
-        const char* name;
+        std::string name;
         std::function<dd::error_code()> call;
         dd::error_code want;
     };
@@ -482,6 +481,19 @@ TEST_F(errors_test, forbidden_input_sends_nothing)
          }),
          dd::client_errc::invalid_argument},
     };
+    // The rest of the one reserved-header rule (detail::is_settable_header,
+    // which upload handles' headers go through too): the framing headers, and
+    // names that are not one token.
+    static const dd::http_headers::field refused[][1] = {
+        {{"Host", "h"}}, {{"content-length", "1"}}, {{"Transfer-Encoding", "chunked"}},
+        {{"", "v"}}, {{"X Y", "v"}}, {{"X:Y", "v"}}, {{"X\tY", "v"}},
+    };
+    for (const auto& one : refused)
+        cases.push_back({"extra header '" + std::string(one[0].name.view()) + "'", ec_of([&one, this](auto t) {
+                             const dd::request_options o{.extra_headers = one};
+                             return dd::async_get_order(client, "o1", o, diag, t);
+                         }),
+                         dd::client_errc::invalid_argument});
     for (auto& c : cases)
     {
         EXPECT_EQ(c.call(), c.want) << c.name;

@@ -322,6 +322,28 @@ TEST_F(observer_test, raw_requests_are_named_raw)
     EXPECT_EQ(obs->first("end")->path_template, "/shop");
 }
 
+// The cost rule (detail::request_cost) holds for raw requests as for
+// endpoints: GET 1 point, any other method 2.
+TEST_F(observer_test, raw_requests_cost_one_point_per_get_and_two_per_write)
+{
+    auto c = make_client({.enabled = true});
+    fake->expect_any().respond(200, R"({"shop":{}})");
+    fake->expect_any().respond(200, R"({"shop":{}})");
+    for (auto m : {dd::http_method::get, dd::http_method::patch})
+    {
+        dd::raw_request r{.method = m, .path = "/shop"};
+        if (m != dd::http_method::get)
+            r.body = "{}";
+        auto [ec, v] = run([&](auto t) { return dd::async_raw_request(c, r, t); });
+        ASSERT_FALSE(ec);
+    }
+    std::vector<int> points;
+    for (const auto& e : obs->events)
+        if (e.kind == "limiter")
+            points.push_back(e.points);
+    EXPECT_EQ(points, (std::vector<int>{1, 2}));
+}
+
 TEST_F(observer_test, an_upload_reports_its_put_progress_refresh_and_end_without_the_signature)
 {
     auto c = make_client();

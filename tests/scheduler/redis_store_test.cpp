@@ -41,7 +41,7 @@ using clk = std::chrono::steady_clock;
 
 namespace {
 
-const clk::time_point t0 = clk::time_point{} + 1000h;
+const clk::time_point redis_t0 = clk::time_point{} + 1000h;
 
 resp_parser::result parse(std::string_view s) { return resp_parser::parse(s); }
 
@@ -201,8 +201,8 @@ struct host
     double points = 0;
 
     host(model_redis& r, const scheduler_config& cfg, clk::duration lat)
-        : core(cfg, t0),
-          src(std::make_shared<redis_points>(cfg.capacity, cfg.window, cfg.hold_refill_until_response, t0)),
+        : core(cfg, redis_t0),
+          src(std::make_shared<redis_points>(cfg.capacity, cfg.window, cfg.hold_refill_until_response, redis_t0)),
           remote(r),
           latency(lat)
     {
@@ -251,10 +251,10 @@ TEST(redis_store, two_hosts_on_one_key_never_exceed_the_budget)
         for (host* h : {&a, &b})
         {
             const double cost = 1 + (i % 4 == 3);
-            ASSERT_EQ(h->core.acquire(id++, cost, priority::normal, std::nullopt, t0), scheduler_core::acquire_status::queued)
+            ASSERT_EQ(h->core.acquire(id++, cost, priority::normal, std::nullopt, redis_t0), scheduler_core::acquire_status::queued)
                 << "nothing before Redis said so";
         }
-    for (auto now = t0; now <= t0 + 60s; now += 1ms)
+    for (auto now = redis_t0; now <= redis_t0 + 60s; now += 1ms)
     {
         a.step(now, cfg);
         b.step(now, cfg);
@@ -262,8 +262,8 @@ TEST(redis_store, two_hosts_on_one_key_never_exceed_the_budget)
         for (host* h : {&a, &b})
             for (auto g : h->granted)
                 granted += 1 + ((g - 1) / 2 % 4 == 3);
-        const double bound = cfg.capacity + std::chrono::duration<double>(now - t0).count() * 1.0;
-        ASSERT_LE(granted, bound + 1e-6) << "at +" << std::chrono::duration<double>(now - t0).count() << " s";
+        const double bound = cfg.capacity + std::chrono::duration<double>(now - redis_t0).count() * 1.0;
+        ASSERT_LE(granted, bound + 1e-6) << "at +" << std::chrono::duration<double>(now - redis_t0).count() << " s";
     }
     EXPECT_GE(a.granted.size() + b.granted.size(), 40u) << "the budget is used, not lost";
     EXPECT_FALSE(a.granted.empty());
@@ -276,17 +276,17 @@ TEST(redis_store, a_permit_whose_waiter_left_goes_back)
     model_redis remote;
     const auto cfg = config(2, 60s);
     host a(remote, cfg, 5ms);
-    ASSERT_EQ(a.core.acquire(1, 2, priority::normal, std::nullopt, t0), scheduler_core::acquire_status::queued);
-    a.step(t0, cfg);
+    ASSERT_EQ(a.core.acquire(1, 2, priority::normal, std::nullopt, redis_t0), scheduler_core::acquire_status::queued);
+    a.step(redis_t0, cfg);
     ASSERT_TRUE(a.in_flight);
     EXPECT_TRUE(a.core.cancel(1));  // cancelled while Redis grants it
-    a.step(t0 + 5ms, cfg);
+    a.step(redis_t0 + 5ms, cfg);
     EXPECT_TRUE(a.granted.empty());
     ASSERT_TRUE(a.in_flight) << "the unused permit is on its way back";
     EXPECT_DOUBLE_EQ(a.in_flight->first.give_back, 2);
-    a.step(t0 + 10ms, cfg);
+    a.step(redis_t0 + 10ms, cfg);
     gcra_points view(remote.cell, 2, 60s, false);
-    EXPECT_NEAR(view.available(t0 + 10ms), 2, 1e-3) << "the budget is whole again";
+    EXPECT_NEAR(view.available(redis_t0 + 10ms), 2, 1e-3) << "the budget is whole again";
 }
 
 TEST(redis_store, the_servers_word_reaches_redis_and_every_host)
@@ -295,23 +295,23 @@ TEST(redis_store, the_servers_word_reaches_redis_and_every_host)
     const auto cfg = config(40, 60s);
     host a(remote, cfg, 1ms), b(remote, cfg, 1ms);
     // a sees a 429 with Retry-After 10 s and, later, X-RateLimit-Remaining: 5.
-    a.core.on_rate_limited(10s, t0);
-    a.step(t0, cfg);
+    a.core.on_rate_limited(10s, redis_t0);
+    a.step(redis_t0, cfg);
     ASSERT_TRUE(a.in_flight);
     EXPECT_EQ(a.in_flight->first.pause, 10s);
     EXPECT_EQ(a.in_flight->first.lower_to, 0.0);
-    a.step(t0 + 1ms, cfg);
+    a.step(redis_t0 + 1ms, cfg);
     // b knows nothing yet: its acquire asks Redis, which says wait.
-    ASSERT_EQ(b.core.acquire(1, 1, priority::normal, std::nullopt, t0 + 2ms), scheduler_core::acquire_status::queued);
-    b.step(t0 + 2ms, cfg);
-    b.step(t0 + 3ms, cfg);
+    ASSERT_EQ(b.core.acquire(1, 1, priority::normal, std::nullopt, redis_t0 + 2ms), scheduler_core::acquire_status::queued);
+    b.step(redis_t0 + 2ms, cfg);
+    b.step(redis_t0 + 3ms, cfg);
     EXPECT_TRUE(b.granted.empty());
-    EXPECT_GE(b.core.pause_end(), t0 + 10s) << "the pause is shared";
-    for (auto now = t0 + 3ms; now < t0 + 10s; now += 10ms)
+    EXPECT_GE(b.core.pause_end(), redis_t0 + 10s) << "the pause is shared";
+    for (auto now = redis_t0 + 3ms; now < redis_t0 + 10s; now += 10ms)
         b.step(now, cfg);
     EXPECT_TRUE(b.granted.empty());
     // Once the pause is over, b is served.
-    for (auto now = t0 + 10s; now < t0 + 12s; now += 1ms)
+    for (auto now = redis_t0 + 10s; now < redis_t0 + 12s; now += 1ms)
         b.step(now, cfg);
     EXPECT_EQ(b.granted.size(), 1u);
     // Remaining headers only ever lower the shared balance.
@@ -319,15 +319,15 @@ TEST(redis_store, the_servers_word_reaches_redis_and_every_host)
     host c(remote2, cfg, 1ms);
     rate_limit_snapshot s;
     s.remaining = 5;
-    c.core.observe(s, t0);
+    c.core.observe(s, redis_t0);
     s.remaining = 30;
-    c.core.observe(s, t0);
-    c.step(t0, cfg);
+    c.core.observe(s, redis_t0);
+    c.step(redis_t0, cfg);
     ASSERT_TRUE(c.in_flight);
     EXPECT_EQ(c.in_flight->first.lower_to, 5.0);
-    c.step(t0 + 1ms, cfg);
+    c.step(redis_t0 + 1ms, cfg);
     gcra_points view(remote2.cell, 40, 60s, false);
-    EXPECT_NEAR(view.available(t0 + 1ms), 5, 0.01);
+    EXPECT_NEAR(view.available(redis_t0 + 1ms), 5, 0.01);
 }
 
 TEST(redis_store, local_priorities_hold_over_the_remote_bucket)
@@ -335,11 +335,11 @@ TEST(redis_store, local_priorities_hold_over_the_remote_bucket)
     model_redis remote;
     const auto cfg = config(1, 1s);
     host a(remote, cfg, 1ms);
-    gcra_points(remote.cell, 1, 1s, false).try_take(1, t0);  // another host took the point
-    ASSERT_EQ(a.core.acquire(1, 1, priority::background, std::nullopt, t0), scheduler_core::acquire_status::queued);
-    ASSERT_EQ(a.core.acquire(2, 1, priority::normal, std::nullopt, t0), scheduler_core::acquire_status::queued);
-    ASSERT_EQ(a.core.acquire(3, 1, priority::interactive, std::nullopt, t0), scheduler_core::acquire_status::queued);
-    for (auto now = t0; now < t0 + 3500ms; now += 1ms)
+    gcra_points(remote.cell, 1, 1s, false).try_take(1, redis_t0);  // another host took the point
+    ASSERT_EQ(a.core.acquire(1, 1, priority::background, std::nullopt, redis_t0), scheduler_core::acquire_status::queued);
+    ASSERT_EQ(a.core.acquire(2, 1, priority::normal, std::nullopt, redis_t0), scheduler_core::acquire_status::queued);
+    ASSERT_EQ(a.core.acquire(3, 1, priority::interactive, std::nullopt, redis_t0), scheduler_core::acquire_status::queued);
+    for (auto now = redis_t0; now < redis_t0 + 3500ms; now += 1ms)
         a.step(now, cfg);
     EXPECT_EQ(a.granted, (std::vector<scheduler_core::waiter_id>{3, 2, 1}));
 }

@@ -29,7 +29,7 @@ retry_state make(retry_params p = {}, std::shared_ptr<retry_budget> b = nullptr,
     return rs;
 }
 
-attempt_failure status(unsigned s, api_errc e = api_errc::server_error)
+attempt_failure failure_status(unsigned s, api_errc e = api_errc::server_error)
 {
     return {make_error_code(e), s, std::nullopt};
 }
@@ -60,7 +60,7 @@ TEST(retry_classify, rules)
 TEST(retry_state, get_is_retried_on_5xx_and_timeouts)
 {
     auto rs = make();
-    auto d = rs.on_failure(status(503), true, t0);
+    auto d = rs.on_failure(failure_status(503), true, t0);
     EXPECT_TRUE(d.retry);
     EXPECT_EQ(d.reason, retry_reason::retry);
     auto rs2 = make();
@@ -71,7 +71,7 @@ TEST(retry_state, get_is_retried_on_5xx_and_timeouts)
 
 TEST(retry_state, post_is_not_retried_when_it_may_have_reached_the_server)
 {
-    for (auto f : {status(503), status(500), transport(make_error_code(client_errc::request_timeout)),
+    for (auto f : {failure_status(503), failure_status(500), transport(make_error_code(client_errc::request_timeout)),
                    transport(make_error_code(client_errc::connection_closed)),
                    transport(boost::asio::error::connection_reset)})
     {
@@ -90,7 +90,7 @@ TEST(retry_state, post_is_retried_when_not_sent_or_refused_with_429)
     auto rs2 = make();
     EXPECT_TRUE(rs2.on_failure(transport(make_error_code(client_errc::connect_timeout)), false, t0).retry);
     auto rs3 = make();
-    attempt_failure f = status(429, api_errc::rate_limited);
+    attempt_failure f = failure_status(429, api_errc::rate_limited);
     f.retry_after = 7s;
     auto d = rs3.on_failure(f, false, t0);
     EXPECT_TRUE(d.retry);
@@ -102,7 +102,7 @@ TEST(retry_state, retry_after_is_capped)
     retry_params p;
     p.max_retry_after = 30s;
     auto rs = make(p);
-    attempt_failure f = status(429, api_errc::rate_limited);
+    attempt_failure f = failure_status(429, api_errc::rate_limited);
     f.retry_after = 1h;
     auto d = rs.on_failure(f, true, t0);
     EXPECT_TRUE(d.retry);
@@ -112,7 +112,7 @@ TEST(retry_state, retry_after_is_capped)
 TEST(retry_state, permanent_failures_are_final)
 {
     auto rs = make();
-    auto d = rs.on_failure(status(404, api_errc::not_found), true, t0);
+    auto d = rs.on_failure(failure_status(404, api_errc::not_found), true, t0);
     EXPECT_FALSE(d.retry);
     EXPECT_EQ(d.reason, retry_reason::not_retryable);
     EXPECT_EQ(d.final_error, make_error_code(api_errc::not_found));
@@ -121,7 +121,7 @@ TEST(retry_state, permanent_failures_are_final)
     retry_params off;
     off.enabled = false;
     auto rs3 = make(off);
-    EXPECT_EQ(rs3.on_failure(status(503), true, t0).reason, retry_reason::disabled);
+    EXPECT_EQ(rs3.on_failure(failure_status(503), true, t0).reason, retry_reason::disabled);
 }
 
 TEST(retry_backoff, ceiling_grows_and_caps)
@@ -139,6 +139,31 @@ TEST(retry_backoff, ceiling_grows_and_caps)
     EXPECT_EQ(detail::full_jitter(800ms, 7.0), 800ms);  // clamped
 }
 
+// retry_delay: the one schedule of requests (retry_state) and upload PUTs.
+TEST(retry_backoff, one_schedule_with_the_servers_wait_as_the_least)
+{
+    const backoff_schedule upload{500ms, 30s, 2.0};
+    EXPECT_EQ(retry_delay(1, upload, 0.5), 250ms);
+    EXPECT_EQ(retry_delay(3, upload, 0.5), 1000ms);
+    EXPECT_EQ(retry_delay(30, upload, 0.5), 15s);
+    EXPECT_EQ(retry_delay(1, upload, 0.0, 10s, 60s), 10s);    // Retry-After: the least wait
+    EXPECT_EQ(retry_delay(1, upload, 0.0, 120s, 60s), 60s);   // capped by max_retry_after
+    EXPECT_EQ(retry_delay(1, upload, 0.99, 1ms, 60s), 495ms); // a longer jitter stays
+    EXPECT_EQ(retry_delay(1, upload, 0.0, -5s, 60s), 0ms);    // never negative
+}
+
+// attempt_timeout: the one decision of an attempt's time limit.
+TEST(retry_backoff, attempt_timeout_has_one_default_and_never_passes_the_deadline)
+{
+    const std::optional<clk::time_point> none;
+    EXPECT_EQ(attempt_timeout(0ms, none, t0), digital_delivery::default_request_timeout);
+    EXPECT_EQ(attempt_timeout(5s, none, t0), 5s);
+    EXPECT_EQ(attempt_timeout(5s, std::optional(t0 + 2s), t0), 2s);
+    EXPECT_EQ(attempt_timeout(0ms, std::optional(t0 + 2s), t0), 2s);
+    EXPECT_EQ(attempt_timeout(5s, std::optional(t0 + 10s), t0), 5s);
+    EXPECT_EQ(attempt_timeout(5s, std::optional(t0 - 1s), t0), 1ms);  // never 0: that would be no limit
+}
+
 TEST(retry_backoff, delays_stay_within_full_jitter_bounds)
 {
     retry_params p;
@@ -150,7 +175,7 @@ TEST(retry_backoff, delays_stay_within_full_jitter_bounds)
         for (int attempt = 1; attempt < 8; ++attempt)
         {
             rs.on_attempt_start(now);
-            auto d = rs.on_failure(status(503), true, now);
+            auto d = rs.on_failure(failure_status(503), true, now);
             ASSERT_TRUE(d.retry) << attempt;
             const auto ceiling = detail::backoff_ceiling(attempt, p);
             EXPECT_GE(d.delay, 0ms);
@@ -172,7 +197,7 @@ TEST(retry_state, attempts_are_limited_and_recorded)
     {
         rs.on_attempt_start(now);
         now += 100ms;
-        d = rs.on_failure(status(502), true, now);
+        d = rs.on_failure(failure_status(502), true, now);
         if (!d.retry)
             break;
         now += d.delay;
@@ -192,14 +217,14 @@ TEST(retry_state, never_schedules_a_retry_past_the_deadline)
     // The last attempt took 1 s; the backoff is 100 ms (u = 0.5 of 200 ms).
     retry_state rs({}, nullptr, t0, t0 + 2s, [] { return 0.5; });
     rs.on_attempt_start(t0);
-    auto d = rs.on_failure(status(503), true, t0 + 1s);  // 1 s + 100 ms + 1 s > 2 s
+    auto d = rs.on_failure(failure_status(503), true, t0 + 1s);  // 1 s + 100 ms + 1 s > 2 s
     EXPECT_FALSE(d.retry);
     EXPECT_EQ(d.reason, retry_reason::deadline);
     EXPECT_EQ(d.final_error, make_error_code(client_errc::deadline_exceeded));
 
     retry_state rs2({}, nullptr, t0, t0 + 2s, [] { return 0.5; });
     rs2.on_attempt_start(t0);
-    EXPECT_TRUE(rs2.on_failure(status(503), true, t0 + 500ms).retry);  // ends at 1.1 s
+    EXPECT_TRUE(rs2.on_failure(failure_status(503), true, t0 + 500ms).retry);  // ends at 1.1 s
 
     // An attempt that used half the time and timed out, a zero backoff (u = 0):
     // a second attempt could only end exactly at the deadline. Not retried,
@@ -218,7 +243,7 @@ TEST(retry_state, never_schedules_a_retry_past_the_deadline)
     // A Retry-After longer than what is left: give up now rather than wait in vain.
     retry_state rs3({}, nullptr, t0, t0 + 5s, [] { return 0.5; });
     rs3.on_attempt_start(t0);
-    attempt_failure f = status(429, api_errc::rate_limited);
+    attempt_failure f = failure_status(429, api_errc::rate_limited);
     f.retry_after = 10s;
     EXPECT_EQ(rs3.on_failure(f, true, t0).reason, retry_reason::deadline);
 }
@@ -233,7 +258,7 @@ TEST(retry_budget, limits_retries_per_client)
     auto fail_once = [&](clk::time_point now) {
         retry_state rs(p, budget, now, std::nullopt, [] { return 0.0; });
         rs.on_attempt_start(now);  // earns 0.5 (capped at 2)
-        return rs.on_failure(status(503), true, now);
+        return rs.on_failure(failure_status(503), true, now);
     };
     EXPECT_TRUE(fail_once(t0).retry);   // 2 -> 1
     EXPECT_TRUE(fail_once(t0).retry);   // 1.5 -> 0.5

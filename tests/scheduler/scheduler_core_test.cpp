@@ -18,7 +18,7 @@ using status = scheduler_core::acquire_status;
 
 namespace {
 
-const scheduler_core::time_point t0 = scheduler_core::time_point{} + 1000h;
+const scheduler_core::time_point core_t0 = scheduler_core::time_point{} + 1000h;
 
 detail::scheduler_config cfg(double capacity, std::chrono::duration<double> window, std::chrono::seconds aging = 10s)
 {
@@ -30,10 +30,10 @@ detail::scheduler_config cfg(double capacity, std::chrono::duration<double> wind
     return c;
 }
 
-// Drains the bucket at t0 with direct grants.
+// Drains the bucket at core_t0 with direct grants.
 void drain(scheduler_core& s, std::uint64_t& id)
 {
-    while (s.acquire(id++, 1, priority::interactive, std::nullopt, t0) == status::granted)
+    while (s.acquire(id++, 1, priority::interactive, std::nullopt, core_t0) == status::granted)
     {
     }
     ASSERT_TRUE(s.cancel(id - 1));  // the last one queued: take it back
@@ -54,94 +54,94 @@ std::vector<std::uint64_t> granted(scheduler_core& s, scheduler_core::time_point
 
 TEST(token_bucket, refills_linearly_and_caps)
 {
-    detail::token_bucket b(40, 60s, t0);
-    EXPECT_DOUBLE_EQ(b.available(t0), 40);
-    EXPECT_TRUE(b.try_take(40, t0));
-    EXPECT_FALSE(b.try_take(1, t0));
-    EXPECT_FALSE(b.try_take(1, t0 + 1499ms));
-    EXPECT_TRUE(b.try_take(1, t0 + 1500ms));
-    EXPECT_EQ(b.time_to_reach(2, t0 + 1500ms), 3s);
-    EXPECT_DOUBLE_EQ(b.available(t0 + 1h), 40);  // capped
-    EXPECT_FALSE(b.lower_to(41, t0 + 1h));
-    EXPECT_TRUE(b.lower_to(-2, t0 + 1h));
-    EXPECT_EQ(b.time_to_reach(1, t0 + 1h), 4500ms);
+    detail::token_bucket b(40, 60s, core_t0);
+    EXPECT_DOUBLE_EQ(b.available(core_t0), 40);
+    EXPECT_TRUE(b.try_take(40, core_t0));
+    EXPECT_FALSE(b.try_take(1, core_t0));
+    EXPECT_FALSE(b.try_take(1, core_t0 + 1499ms));
+    EXPECT_TRUE(b.try_take(1, core_t0 + 1500ms));
+    EXPECT_EQ(b.time_to_reach(2, core_t0 + 1500ms), 3s);
+    EXPECT_DOUBLE_EQ(b.available(core_t0 + 1h), 40);  // capped
+    EXPECT_FALSE(b.lower_to(41, core_t0 + 1h));
+    EXPECT_TRUE(b.lower_to(-2, core_t0 + 1h));
+    EXPECT_EQ(b.time_to_reach(1, core_t0 + 1h), 4500ms);
 }
 
 TEST(scheduler_core, grants_immediately_while_points_last)
 {
-    scheduler_core s(cfg(40, 60s), t0);
+    scheduler_core s(cfg(40, 60s), core_t0);
     for (int i = 0; i < 20; ++i)
-        EXPECT_EQ(s.acquire(i, 2, priority::normal, std::nullopt, t0), status::granted);
-    EXPECT_EQ(s.acquire(99, 1, priority::normal, std::nullopt, t0), status::queued);
-    EXPECT_EQ(s.next_wake(t0), t0 + 1500ms);
+        EXPECT_EQ(s.acquire(i, 2, priority::normal, std::nullopt, core_t0), status::granted);
+    EXPECT_EQ(s.acquire(99, 1, priority::normal, std::nullopt, core_t0), status::queued);
+    EXPECT_EQ(s.next_wake(core_t0), core_t0 + 1500ms);
 }
 
 TEST(scheduler_core, fifo_within_a_class)
 {
-    scheduler_core s(cfg(2, 2s), t0);  // one point per second
+    scheduler_core s(cfg(2, 2s), core_t0);  // one point per second
     std::uint64_t id = 0;
     drain(s, id);
     for (std::uint64_t w = 100; w < 104; ++w)
-        ASSERT_EQ(s.acquire(w, 1, priority::normal, std::nullopt, t0), status::queued);
-    EXPECT_TRUE(granted(s, t0 + 999ms).empty());
-    EXPECT_EQ(granted(s, t0 + 1s), std::vector<std::uint64_t>{100});
-    EXPECT_EQ(granted(s, t0 + 2s), std::vector<std::uint64_t>{101});
-    EXPECT_EQ(granted(s, t0 + 4s), (std::vector<std::uint64_t>{102, 103}));
+        ASSERT_EQ(s.acquire(w, 1, priority::normal, std::nullopt, core_t0), status::queued);
+    EXPECT_TRUE(granted(s, core_t0 + 999ms).empty());
+    EXPECT_EQ(granted(s, core_t0 + 1s), std::vector<std::uint64_t>{100});
+    EXPECT_EQ(granted(s, core_t0 + 2s), std::vector<std::uint64_t>{101});
+    EXPECT_EQ(granted(s, core_t0 + 4s), (std::vector<std::uint64_t>{102, 103}));
 }
 
 TEST(scheduler_core, head_of_line_is_not_bypassed_by_cheaper_requests)
 {
-    scheduler_core s(cfg(2, 2s), t0);
+    scheduler_core s(cfg(2, 2s), core_t0);
     std::uint64_t id = 0;
     drain(s, id);
-    ASSERT_EQ(s.acquire(100, 2, priority::normal, std::nullopt, t0), status::queued);
-    ASSERT_EQ(s.acquire(101, 1, priority::normal, std::nullopt, t0), status::queued);
-    EXPECT_TRUE(granted(s, t0 + 1s).empty());  // one point: not enough for the head
-    EXPECT_EQ(granted(s, t0 + 2s), std::vector<std::uint64_t>{100});
-    EXPECT_EQ(granted(s, t0 + 3s), std::vector<std::uint64_t>{101});
+    ASSERT_EQ(s.acquire(100, 2, priority::normal, std::nullopt, core_t0), status::queued);
+    ASSERT_EQ(s.acquire(101, 1, priority::normal, std::nullopt, core_t0), status::queued);
+    EXPECT_TRUE(granted(s, core_t0 + 1s).empty());  // one point: not enough for the head
+    EXPECT_EQ(granted(s, core_t0 + 2s), std::vector<std::uint64_t>{100});
+    EXPECT_EQ(granted(s, core_t0 + 3s), std::vector<std::uint64_t>{101});
 }
 
 TEST(scheduler_core, priority_across_classes)
 {
-    scheduler_core s(cfg(3, 3s), t0);
+    scheduler_core s(cfg(3, 3s), core_t0);
     std::uint64_t id = 0;
     drain(s, id);
-    ASSERT_EQ(s.acquire(1, 1, priority::background, std::nullopt, t0), status::queued);
-    ASSERT_EQ(s.acquire(2, 1, priority::normal, std::nullopt, t0), status::queued);
-    ASSERT_EQ(s.acquire(3, 1, priority::interactive, std::nullopt, t0), status::queued);
-    ASSERT_EQ(s.acquire(4, 1, priority::interactive, std::nullopt, t0), status::queued);
-    EXPECT_EQ(granted(s, t0 + 1s), std::vector<std::uint64_t>{3});
-    EXPECT_EQ(granted(s, t0 + 2s), std::vector<std::uint64_t>{4});
-    EXPECT_EQ(granted(s, t0 + 3s), std::vector<std::uint64_t>{2});
-    EXPECT_EQ(granted(s, t0 + 4s), std::vector<std::uint64_t>{1});
+    ASSERT_EQ(s.acquire(1, 1, priority::background, std::nullopt, core_t0), status::queued);
+    ASSERT_EQ(s.acquire(2, 1, priority::normal, std::nullopt, core_t0), status::queued);
+    ASSERT_EQ(s.acquire(3, 1, priority::interactive, std::nullopt, core_t0), status::queued);
+    ASSERT_EQ(s.acquire(4, 1, priority::interactive, std::nullopt, core_t0), status::queued);
+    EXPECT_EQ(granted(s, core_t0 + 1s), std::vector<std::uint64_t>{3});
+    EXPECT_EQ(granted(s, core_t0 + 2s), std::vector<std::uint64_t>{4});
+    EXPECT_EQ(granted(s, core_t0 + 3s), std::vector<std::uint64_t>{2});
+    EXPECT_EQ(granted(s, core_t0 + 4s), std::vector<std::uint64_t>{1});
 }
 
 TEST(scheduler_core, aging_lifts_background_work)
 {
     // One point per 100 s; aging 10 s per class: a background request queued
-    // at t0 ranks like an interactive one queued at t0 + 20 s.
-    scheduler_core s(cfg(1, 100s, 10s), t0);
+    // at core_t0 ranks like an interactive one queued at core_t0 + 20 s.
+    scheduler_core s(cfg(1, 100s, 10s), core_t0);
     std::uint64_t id = 0;
     drain(s, id);
-    ASSERT_EQ(s.acquire(1, 1, priority::background, std::nullopt, t0), status::queued);
-    ASSERT_EQ(s.acquire(2, 1, priority::interactive, std::nullopt, t0 + 21s), status::queued);  // after it
-    ASSERT_EQ(s.acquire(3, 1, priority::interactive, std::nullopt, t0 + 19s), status::queued);  // before it
-    ASSERT_EQ(s.acquire(4, 1, priority::normal, std::nullopt, t0 + 9s), status::queued);       // t0+19 s: before it
-    EXPECT_EQ(granted(s, t0 + 100s), std::vector<std::uint64_t>{3});
-    EXPECT_EQ(granted(s, t0 + 200s), std::vector<std::uint64_t>{4});
-    EXPECT_EQ(granted(s, t0 + 300s), std::vector<std::uint64_t>{1});
-    EXPECT_EQ(granted(s, t0 + 400s), std::vector<std::uint64_t>{2});
+    ASSERT_EQ(s.acquire(1, 1, priority::background, std::nullopt, core_t0), status::queued);
+    ASSERT_EQ(s.acquire(2, 1, priority::interactive, std::nullopt, core_t0 + 21s), status::queued);  // after it
+    ASSERT_EQ(s.acquire(3, 1, priority::interactive, std::nullopt, core_t0 + 19s), status::queued);  // before it
+    ASSERT_EQ(s.acquire(4, 1, priority::normal, std::nullopt, core_t0 + 9s), status::queued);       // core_t0+19 s: before it
+    EXPECT_EQ(granted(s, core_t0 + 100s), std::vector<std::uint64_t>{3});
+    EXPECT_EQ(granted(s, core_t0 + 200s), std::vector<std::uint64_t>{4});
+    EXPECT_EQ(granted(s, core_t0 + 300s), std::vector<std::uint64_t>{1});
+    EXPECT_EQ(granted(s, core_t0 + 400s), std::vector<std::uint64_t>{2});
 }
 
 TEST(scheduler_core, starved_background_proceeds_under_constant_interactive_load)
 {
-    scheduler_core s(cfg(1, 1s, 10s), t0);
+    scheduler_core s(cfg(1, 1s, 10s), core_t0);
     std::uint64_t id = 0;
     drain(s, id);
-    ASSERT_EQ(s.acquire(1000, 1, priority::background, std::nullopt, t0), status::queued);
+    ASSERT_EQ(s.acquire(1000, 1, priority::background, std::nullopt, core_t0), status::queued);
     // A new interactive request every 0.5 s (twice the refill rate).
     std::vector<scheduler_core::outcome> out;
-    auto when = t0;
+    auto when = core_t0;
     for (int i = 0; i < 200 && s.is_queued(1000); ++i)
     {
         when += 500ms;
@@ -156,45 +156,45 @@ TEST(scheduler_core, starved_background_proceeds_under_constant_interactive_load
 
 TEST(scheduler_core, cancel_releases_the_reservation)
 {
-    scheduler_core s(cfg(2, 2s), t0);  // one point per second
+    scheduler_core s(cfg(2, 2s), core_t0);  // one point per second
     std::uint64_t id = 0;
     drain(s, id);
-    ASSERT_EQ(s.acquire(1, 2, priority::normal, std::nullopt, t0), status::queued);
-    // With 1 ahead of it, 2 cannot be served before t0 + 3 s.
-    EXPECT_EQ(s.acquire(2, 1, priority::normal, t0 + 2s, t0), status::deadline_unreachable);
-    ASSERT_EQ(s.acquire(3, 1, priority::normal, std::nullopt, t0), status::queued);
+    ASSERT_EQ(s.acquire(1, 2, priority::normal, std::nullopt, core_t0), status::queued);
+    // With 1 ahead of it, 2 cannot be served before core_t0 + 3 s.
+    EXPECT_EQ(s.acquire(2, 1, priority::normal, core_t0 + 2s, core_t0), status::deadline_unreachable);
+    ASSERT_EQ(s.acquire(3, 1, priority::normal, std::nullopt, core_t0), status::queued);
     EXPECT_DOUBLE_EQ(s.reserved(), 3);
     EXPECT_TRUE(s.cancel(1));
     EXPECT_FALSE(s.cancel(1));
     EXPECT_DOUBLE_EQ(s.reserved(), 1);
-    EXPECT_EQ(s.next_wake(t0), t0 + 1s);  // 3 moved up
-    EXPECT_EQ(granted(s, t0 + 1s), std::vector<std::uint64_t>{3});
+    EXPECT_EQ(s.next_wake(core_t0), core_t0 + 1s);  // 3 moved up
+    EXPECT_EQ(granted(s, core_t0 + 1s), std::vector<std::uint64_t>{3});
     // And a deadline that was unreachable is now fine.
-    EXPECT_EQ(s.acquire(4, 1, priority::normal, t0 + 2s, t0 + 1s), status::queued);
+    EXPECT_EQ(s.acquire(4, 1, priority::normal, core_t0 + 2s, core_t0 + 1s), status::queued);
 }
 
 TEST(scheduler_core, deadline_fails_at_once_when_the_wait_cannot_end_in_time)
 {
-    scheduler_core s(cfg(40, 60s), t0);
+    scheduler_core s(cfg(40, 60s), core_t0);
     std::uint64_t id = 0;
     drain(s, id);
     // one point needs 1.5 s
-    EXPECT_EQ(s.acquire(1, 1, priority::normal, t0 + 1499ms, t0), status::deadline_unreachable);
-    EXPECT_EQ(s.acquire(2, 1, priority::normal, t0 + 1500ms, t0), status::queued);
-    EXPECT_EQ(s.acquire(3, 2, priority::normal, t0 + 4499ms, t0), status::deadline_unreachable);  // needs 3 pts
-    EXPECT_EQ(s.acquire(4, 2, priority::normal, t0 + 4500ms, t0), status::queued);
+    EXPECT_EQ(s.acquire(1, 1, priority::normal, core_t0 + 1499ms, core_t0), status::deadline_unreachable);
+    EXPECT_EQ(s.acquire(2, 1, priority::normal, core_t0 + 1500ms, core_t0), status::queued);
+    EXPECT_EQ(s.acquire(3, 2, priority::normal, core_t0 + 4499ms, core_t0), status::deadline_unreachable);  // needs 3 pts
+    EXPECT_EQ(s.acquire(4, 2, priority::normal, core_t0 + 4500ms, core_t0), status::queued);
     EXPECT_EQ(s.queued(), 2u);
 }
 
 TEST(scheduler_core, queued_deadline_fails_when_a_higher_priority_request_overtakes)
 {
-    scheduler_core s(cfg(2, 2s), t0);
+    scheduler_core s(cfg(2, 2s), core_t0);
     std::uint64_t id = 0;
     drain(s, id);
-    ASSERT_EQ(s.acquire(1, 1, priority::background, t0 + 1s, t0), status::queued);
-    ASSERT_EQ(s.acquire(2, 1, priority::interactive, std::nullopt, t0), status::queued);
+    ASSERT_EQ(s.acquire(1, 1, priority::background, core_t0 + 1s, core_t0), status::queued);
+    ASSERT_EQ(s.acquire(2, 1, priority::interactive, std::nullopt, core_t0), status::queued);
     std::vector<scheduler_core::outcome> out;
-    s.poll(t0, out);
+    s.poll(core_t0, out);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].id, 1u);
     EXPECT_FALSE(out[0].granted);
@@ -202,100 +202,100 @@ TEST(scheduler_core, queued_deadline_fails_when_a_higher_priority_request_overta
 
 TEST(scheduler_core, queued_deadline_fails_when_a_429_pause_covers_it)
 {
-    scheduler_core s(cfg(40, 60s), t0);
+    scheduler_core s(cfg(40, 60s), core_t0);
     std::uint64_t id = 0;
     drain(s, id);
-    ASSERT_EQ(s.acquire(1, 1, priority::normal, t0 + 10s, t0), status::queued);
-    ASSERT_EQ(s.acquire(2, 1, priority::normal, std::nullopt, t0), status::queued);
-    ASSERT_TRUE(s.on_rate_limited(30s, t0 + 100ms));
+    ASSERT_EQ(s.acquire(1, 1, priority::normal, core_t0 + 10s, core_t0), status::queued);
+    ASSERT_EQ(s.acquire(2, 1, priority::normal, std::nullopt, core_t0), status::queued);
+    ASSERT_TRUE(s.on_rate_limited(30s, core_t0 + 100ms));
     std::vector<scheduler_core::outcome> out;
-    s.poll(t0 + 100ms, out);
+    s.poll(core_t0 + 100ms, out);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].id, 1u);
     EXPECT_FALSE(out[0].granted);
-    EXPECT_EQ(s.next_wake(t0 + 100ms), t0 + 30100ms);
+    EXPECT_EQ(s.next_wake(core_t0 + 100ms), core_t0 + 30100ms);
 }
 
 TEST(scheduler_core, header_sync_only_lowers)
 {
-    scheduler_core s(cfg(40, 60s), t0);
+    scheduler_core s(cfg(40, 60s), core_t0);
     rate_limit_snapshot h;
     h.limit = 40;
     h.remaining = 10;
-    EXPECT_TRUE(s.observe(h, t0));
-    EXPECT_DOUBLE_EQ(s.available(t0), 10);
+    EXPECT_TRUE(s.observe(h, core_t0));
+    EXPECT_DOUBLE_EQ(s.available(core_t0), 10);
     // A stale response (sent earlier, arriving later) says 35: ignored.
     h.remaining = 35;
-    EXPECT_FALSE(s.observe(h, t0 + 1s));
-    EXPECT_NEAR(s.available(t0 + 3s), 12, 1e-9);  // 10 + 3 s of refill
+    EXPECT_FALSE(s.observe(h, core_t0 + 1s));
+    EXPECT_NEAR(s.available(core_t0 + 3s), 12, 1e-9);  // 10 + 3 s of refill
     // A newer, lower one applies.
     h.remaining = 4;
-    EXPECT_TRUE(s.observe(h, t0 + 3s));
-    EXPECT_DOUBLE_EQ(s.available(t0 + 3s), 4);
+    EXPECT_TRUE(s.observe(h, core_t0 + 3s));
+    EXPECT_DOUBLE_EQ(s.available(core_t0 + 3s), 4);
     // Out of order burst: 7, 2, 9 -> ends at 2.
     for (int r : {7, 2, 9})
     {
         h.remaining = r;
-        s.observe(h, t0 + 3s);
+        s.observe(h, core_t0 + 3s);
     }
-    EXPECT_DOUBLE_EQ(s.available(t0 + 3s), 2);
-    auto snap = s.snapshot(t0 + 3s, std::chrono::system_clock::time_point{} + 1000h);
+    EXPECT_DOUBLE_EQ(s.available(core_t0 + 3s), 2);
+    auto snap = s.snapshot(core_t0 + 3s, std::chrono::system_clock::time_point{} + 1000h);
     EXPECT_EQ(snap.source, rate_limit_source::header);
     EXPECT_EQ(snap.remaining, 2);
-    EXPECT_EQ(s.acquire(1, 1, priority::normal, std::nullopt, t0 + 3s), status::granted);
-    EXPECT_EQ(s.snapshot(t0 + 3s, {}).source, rate_limit_source::estimate);
+    EXPECT_EQ(s.acquire(1, 1, priority::normal, std::nullopt, core_t0 + 3s), status::granted);
+    EXPECT_EQ(s.snapshot(core_t0 + 3s, {}).source, rate_limit_source::estimate);
 }
 
 TEST(scheduler_core, header_limit_lowers_the_capacity_but_never_raises_it)
 {
-    scheduler_core s(cfg(40, 60s), t0);
+    scheduler_core s(cfg(40, 60s), core_t0);
     rate_limit_snapshot h;
     h.limit = 80;
-    s.observe(h, t0);
+    s.observe(h, core_t0);
     EXPECT_DOUBLE_EQ(s.capacity(), 40);
     h.limit = 20;
-    s.observe(h, t0);
+    s.observe(h, core_t0);
     EXPECT_DOUBLE_EQ(s.capacity(), 20);
-    EXPECT_DOUBLE_EQ(s.available(t0 + 1h), 20);
+    EXPECT_DOUBLE_EQ(s.available(core_t0 + 1h), 20);
 }
 
 TEST(scheduler_core, a_429_storm_pauses_once_to_the_latest_end)
 {
-    scheduler_core s(cfg(40, 60s), t0);
+    scheduler_core s(cfg(40, 60s), core_t0);
     int extended = 0;
     for (int i = 0; i < 10; ++i)
-        if (s.on_rate_limited(5s, t0 + std::chrono::milliseconds(i)))
+        if (s.on_rate_limited(5s, core_t0 + std::chrono::milliseconds(i)))
             ++extended;
     EXPECT_EQ(extended, 10);  // each ends 1 ms later than the previous one
-    EXPECT_EQ(s.paused_until(), t0 + 5009ms);  // not 50 s: pauses do not add up
-    EXPECT_FALSE(s.on_rate_limited(1s, t0 + 10ms));  // shorter: no change
-    EXPECT_EQ(s.paused_until(), t0 + 5009ms);
-    EXPECT_TRUE(s.on_rate_limited(1h, t0 + 10ms));   // capped by max_retry_after
-    EXPECT_EQ(s.paused_until(), t0 + 60010ms);
+    EXPECT_EQ(s.paused_until(), core_t0 + 5009ms);  // not 50 s: pauses do not add up
+    EXPECT_FALSE(s.on_rate_limited(1s, core_t0 + 10ms));  // shorter: no change
+    EXPECT_EQ(s.paused_until(), core_t0 + 5009ms);
+    EXPECT_TRUE(s.on_rate_limited(1h, core_t0 + 10ms));   // capped by max_retry_after
+    EXPECT_EQ(s.paused_until(), core_t0 + 60010ms);
     // The bucket was emptied; nothing is granted during the pause.
-    EXPECT_EQ(s.acquire(1, 1, priority::interactive, std::nullopt, t0 + 59s), status::queued);
-    EXPECT_FALSE(s.take_resumed(t0 + 59s));
-    EXPECT_EQ(granted(s, t0 + 60010ms), std::vector<std::uint64_t>{1});
-    EXPECT_TRUE(s.take_resumed(t0 + 60010ms));
-    EXPECT_FALSE(s.take_resumed(t0 + 60010ms));
+    EXPECT_EQ(s.acquire(1, 1, priority::interactive, std::nullopt, core_t0 + 59s), status::queued);
+    EXPECT_FALSE(s.take_resumed(core_t0 + 59s));
+    EXPECT_EQ(granted(s, core_t0 + 60010ms), std::vector<std::uint64_t>{1});
+    EXPECT_TRUE(s.take_resumed(core_t0 + 60010ms));
+    EXPECT_FALSE(s.take_resumed(core_t0 + 60010ms));
 }
 
 TEST(scheduler_core, a_429_without_retry_after_empties_the_bucket)
 {
-    scheduler_core s(cfg(40, 60s), t0);
-    EXPECT_FALSE(s.on_rate_limited(std::nullopt, t0));
-    EXPECT_EQ(s.acquire(1, 1, priority::interactive, std::nullopt, t0), status::queued);
-    EXPECT_EQ(s.next_wake(t0), t0 + 1500ms);
+    scheduler_core s(cfg(40, 60s), core_t0);
+    EXPECT_FALSE(s.on_rate_limited(std::nullopt, core_t0));
+    EXPECT_EQ(s.acquire(1, 1, priority::interactive, std::nullopt, core_t0), status::queued);
+    EXPECT_EQ(s.next_wake(core_t0), core_t0 + 1500ms);
 }
 
 TEST(scheduler_core, refund_and_oversized_cost)
 {
-    scheduler_core s(cfg(4, 4s), t0);
-    EXPECT_EQ(s.acquire(1, 4, priority::normal, std::nullopt, t0), status::granted);
-    s.refund(2, t0);
-    EXPECT_DOUBLE_EQ(s.available(t0), 2);
-    s.refund(100, t0);
-    EXPECT_DOUBLE_EQ(s.available(t0), 4);
-    EXPECT_EQ(s.acquire(2, 100, priority::normal, std::nullopt, t0), status::granted);  // treated as capacity
-    EXPECT_EQ(s.acquire(3, 0, priority::normal, std::nullopt, t0), status::granted);    // free
+    scheduler_core s(cfg(4, 4s), core_t0);
+    EXPECT_EQ(s.acquire(1, 4, priority::normal, std::nullopt, core_t0), status::granted);
+    s.refund(2, core_t0);
+    EXPECT_DOUBLE_EQ(s.available(core_t0), 2);
+    s.refund(100, core_t0);
+    EXPECT_DOUBLE_EQ(s.available(core_t0), 4);
+    EXPECT_EQ(s.acquire(2, 100, priority::normal, std::nullopt, core_t0), status::granted);  // treated as capacity
+    EXPECT_EQ(s.acquire(3, 0, priority::normal, std::nullopt, core_t0), status::granted);    // free
 }

@@ -38,7 +38,7 @@ using clk = std::chrono::steady_clock;
 
 namespace {
 
-const clk::time_point t0 = clk::time_point{} + 1000h;
+const clk::time_point store_t0 = clk::time_point{} + 1000h;
 
 // A segment name of this test program (removed at the end of each test).
 struct temp_segment
@@ -80,17 +80,17 @@ TEST(shared_store, gcra_starts_full_and_refills_like_the_token_bucket)
 {
     gcra_cell cell;
     gcra_points g(cell, 40, 60s, false);
-    EXPECT_NEAR(g.available(t0), 40, 1e-6);
+    EXPECT_NEAR(g.available(store_t0), 40, 1e-6);
     for (int i = 0; i < 40; ++i)
-        ASSERT_TRUE(g.try_take(1, t0)) << i;
-    EXPECT_FALSE(g.try_take(1, t0));
-    EXPECT_EQ(g.time_to_reach(1, t0), 1500ms);
-    EXPECT_FALSE(g.try_take(1, t0 + 1499ms));
-    EXPECT_TRUE(g.try_take(1, t0 + 1500ms));
-    EXPECT_FALSE(g.try_take(2, t0 + 3000ms));
-    EXPECT_TRUE(g.try_take(2, t0 + 4500ms));
+        ASSERT_TRUE(g.try_take(1, store_t0)) << i;
+    EXPECT_FALSE(g.try_take(1, store_t0));
+    EXPECT_EQ(g.time_to_reach(1, store_t0), 1500ms);
+    EXPECT_FALSE(g.try_take(1, store_t0 + 1499ms));
+    EXPECT_TRUE(g.try_take(1, store_t0 + 1500ms));
+    EXPECT_FALSE(g.try_take(2, store_t0 + 3000ms));
+    EXPECT_TRUE(g.try_take(2, store_t0 + 4500ms));
     // Never above capacity, however long idle.
-    EXPECT_NEAR(g.available(t0 + 10h), 40, 1e-6);
+    EXPECT_NEAR(g.available(store_t0 + 10h), 40, 1e-6);
 }
 
 TEST(shared_store, gcra_agrees_with_token_bucket_on_random_operations)
@@ -99,8 +99,8 @@ TEST(shared_store, gcra_agrees_with_token_bucket_on_random_operations)
     std::mt19937 rng(16);
     gcra_cell cell;
     gcra_points g(cell, 40, 60s, false);
-    token_bucket b(40, 60s, t0, false);
-    auto now = t0;
+    token_bucket b(40, 60s, store_t0, false);
+    auto now = store_t0;
     for (int i = 0; i < 5000; ++i)
     {
         now += std::chrono::milliseconds(rng() % 3000);
@@ -130,14 +130,14 @@ TEST(shared_store, two_processes_share_one_budget)
     gcra_cell cell;  // in shared memory in real life
     gcra_points a(cell, 40, 60s, false), b(cell, 40, 60s, false);
     for (int i = 0; i < 30; ++i)
-        ASSERT_TRUE(a.try_take(1, t0));
+        ASSERT_TRUE(a.try_take(1, store_t0));
     int got = 0;
-    while (b.try_take(1, t0))
+    while (b.try_take(1, store_t0))
         ++got;
     EXPECT_EQ(got, 10);
-    EXPECT_FALSE(a.try_take(1, t0));
-    EXPECT_TRUE(a.try_take(1, t0 + 1500ms));
-    EXPECT_FALSE(b.try_take(1, t0 + 1500ms));
+    EXPECT_FALSE(a.try_take(1, store_t0));
+    EXPECT_TRUE(a.try_take(1, store_t0 + 1500ms));
+    EXPECT_FALSE(b.try_take(1, store_t0 + 1500ms));
     EXPECT_EQ(cell.grants.load(), 41u);
 }
 
@@ -146,38 +146,38 @@ TEST(shared_store, server_word_is_shared_conservatively)
     gcra_cell cell;
     gcra_points a(cell, 40, 60s, false), b(cell, 40, 60s, false);
     // X-RateLimit-Remaining seen by a lowers b's balance, never raises it.
-    EXPECT_TRUE(a.lower_to(5, t0));
-    EXPECT_NEAR(b.available(t0), 5, 1e-6);
-    EXPECT_FALSE(a.lower_to(20, t0));
-    EXPECT_NEAR(b.available(t0), 5, 1e-6);
+    EXPECT_TRUE(a.lower_to(5, store_t0));
+    EXPECT_NEAR(b.available(store_t0), 5, 1e-6);
+    EXPECT_FALSE(a.lower_to(20, store_t0));
+    EXPECT_NEAR(b.available(store_t0), 5, 1e-6);
     // A 429 pause recorded by a holds b; a shorter one never shortens it.
-    a.pause_until(t0 + 10s);
-    a.pause_until(t0 + 3s);
-    EXPECT_EQ(b.paused_until(), t0 + 10s);
-    EXPECT_FALSE(b.try_take(1, t0 + 9s));
-    EXPECT_TRUE(b.try_take(1, t0 + 10s));
+    a.pause_until(store_t0 + 10s);
+    a.pause_until(store_t0 + 3s);
+    EXPECT_EQ(b.paused_until(), store_t0 + 10s);
+    EXPECT_FALSE(b.try_take(1, store_t0 + 9s));
+    EXPECT_TRUE(b.try_take(1, store_t0 + 10s));
     // Refunds never lift the balance above capacity.
-    b.give_back(100, t0 + 10h);
-    EXPECT_NEAR(a.available(t0 + 10h), 40, 1e-6);
+    b.give_back(100, store_t0 + 10h);
+    EXPECT_NEAR(a.available(store_t0 + 10h), 40, 1e-6);
 }
 
 TEST(shared_store, hold_refill_until_a_response_of_any_process)
 {
     gcra_cell cell;
     gcra_points a(cell, 40, 60s, true), b(cell, 40, 60s, true);
-    ASSERT_TRUE(a.try_take(40, t0));  // from full: refill held
-    EXPECT_FALSE(b.try_take(1, t0 + 30s)) << "no refill before a response";
-    EXPECT_TRUE(b.thaw(t0 + 30s));  // b's process got a response
-    EXPECT_FALSE(a.thaw(t0 + 30s));
-    EXPECT_FALSE(a.try_take(1, t0 + 31s));
-    EXPECT_TRUE(a.try_take(1, t0 + 31500ms)) << "refill counted from the response";
+    ASSERT_TRUE(a.try_take(40, store_t0));  // from full: refill held
+    EXPECT_FALSE(b.try_take(1, store_t0 + 30s)) << "no refill before a response";
+    EXPECT_TRUE(b.thaw(store_t0 + 30s));  // b's process got a response
+    EXPECT_FALSE(a.thaw(store_t0 + 30s));
+    EXPECT_FALSE(a.try_take(1, store_t0 + 31s));
+    EXPECT_TRUE(a.try_take(1, store_t0 + 31500ms)) << "refill counted from the response";
     // Without a response, the hold ends after one window, crediting nothing.
     gcra_cell cell2;
     gcra_points c(cell2, 40, 60s, true);
-    ASSERT_TRUE(c.try_take(40, t0));
-    EXPECT_FALSE(c.try_take(1, t0 + 59s));
-    EXPECT_FALSE(c.try_take(1, t0 + 60s)) << "hold expired at 60 s: refill starts there";
-    EXPECT_TRUE(c.try_take(1, t0 + 61500ms));
+    ASSERT_TRUE(c.try_take(40, store_t0));
+    EXPECT_FALSE(c.try_take(1, store_t0 + 59s));
+    EXPECT_FALSE(c.try_take(1, store_t0 + 60s)) << "hold expired at 60 s: refill starts there";
+    EXPECT_TRUE(c.try_take(1, store_t0 + 61500ms));
 }
 
 TEST(shared_store, schedulers_of_two_processes_keep_local_priorities)
@@ -186,30 +186,30 @@ TEST(shared_store, schedulers_of_two_processes_keep_local_priorities)
     scheduler_config cfg;
     cfg.capacity = 2;
     cfg.window = 2s;  // one point per second
-    scheduler_core p1(cfg, t0), p2(cfg, t0);
+    scheduler_core p1(cfg, store_t0), p2(cfg, store_t0);
     p1.use_source(std::make_shared<gcra_points>(*cell, 2, 2s, false));
     p2.use_source(std::make_shared<gcra_points>(*cell, 2, 2s, false));
-    EXPECT_EQ(p2.acquire(1, 2, priority::normal, std::nullopt, t0), scheduler_core::acquire_status::granted);
+    EXPECT_EQ(p2.acquire(1, 2, priority::normal, std::nullopt, store_t0), scheduler_core::acquire_status::granted);
     // p1 queues: a background then an interactive request.
-    EXPECT_EQ(p1.acquire(1, 1, priority::background, std::nullopt, t0), scheduler_core::acquire_status::queued);
-    EXPECT_EQ(p1.acquire(2, 1, priority::interactive, std::nullopt, t0), scheduler_core::acquire_status::queued);
-    EXPECT_EQ(p1.next_wake(t0), t0 + 1s);
+    EXPECT_EQ(p1.acquire(1, 1, priority::background, std::nullopt, store_t0), scheduler_core::acquire_status::queued);
+    EXPECT_EQ(p1.acquire(2, 1, priority::interactive, std::nullopt, store_t0), scheduler_core::acquire_status::queued);
+    EXPECT_EQ(p1.next_wake(store_t0), store_t0 + 1s);
     std::vector<scheduler_core::outcome> out;
-    p1.poll(t0 + 1s, out);
+    p1.poll(store_t0 + 1s, out);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].id, 2u) << "interactive first, as with a local bucket";
     // p2 gets a 429 with Retry-After 10 s: p1 is paused too.
-    EXPECT_TRUE(p2.on_rate_limited(10s, t0 + 1s));
+    EXPECT_TRUE(p2.on_rate_limited(10s, store_t0 + 1s));
     out.clear();
-    p1.poll(t0 + 5s, out);
+    p1.poll(store_t0 + 5s, out);
     EXPECT_TRUE(out.empty());
-    EXPECT_EQ(p1.next_wake(t0 + 5s), t0 + 11s);
-    p1.poll(t0 + 11s, out);
+    EXPECT_EQ(p1.next_wake(store_t0 + 5s), store_t0 + 11s);
+    p1.poll(store_t0 + 11s, out);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].id, 1u);
     // A deadline inside the other process's pause fails at once.
-    p2.on_rate_limited(20s, t0 + 11s);
-    EXPECT_EQ(p1.acquire(3, 1, priority::normal, t0 + 20s, t0 + 11s), scheduler_core::acquire_status::deadline_unreachable);
+    p2.on_rate_limited(20s, store_t0 + 11s);
+    EXPECT_EQ(p1.acquire(3, 1, priority::normal, store_t0 + 20s, store_t0 + 11s), scheduler_core::acquire_status::deadline_unreachable);
 }
 
 TEST(shared_store, segment_is_owner_only_and_shared_between_mappings)
@@ -224,9 +224,9 @@ TEST(shared_store, segment_is_owner_only_and_shared_between_mappings)
     ASSERT_EQ(::stat(("/dev/shm" + ts.name).c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
     gcra_points a(s1->cell(), 40, 60s, false), b(s2->cell(), 40, 60s, false);
-    EXPECT_TRUE(a.try_take(39, t0));
-    EXPECT_FALSE(b.try_take(2, t0));
-    EXPECT_TRUE(b.try_take(1, t0));
+    EXPECT_TRUE(a.try_take(39, store_t0));
+    EXPECT_FALSE(b.try_take(2, store_t0));
+    EXPECT_TRUE(b.try_take(1, store_t0));
     // It outlives its users: mapped again later, the state is still there.
     s1.reset();
     s2.reset();

@@ -265,7 +265,7 @@ TEST(upload_core, url_refresh_outside_system_clock)
     EXPECT_FALSE(url_needs_refresh(far_future, now, std::chrono::seconds::min()));
 }
 
-TEST(upload_core, url_refresh_and_backoff)
+TEST(upload_core, url_refresh)
 {
     using dd::detail::url_needs_refresh;
     const auto now = std::chrono::system_clock::now();
@@ -274,9 +274,9 @@ TEST(upload_core, url_refresh_and_backoff)
     EXPECT_TRUE(url_needs_refresh(ts(now + 30s), now, 60s));
     EXPECT_TRUE(url_needs_refresh(ts(now - 1s), now, 0s));
     EXPECT_FALSE(url_needs_refresh(dd::timestamp{}, now, 60s));  // unknown expiry
-    EXPECT_EQ(dd::detail::retry_delay(500ms, 1), 500ms);
-    EXPECT_EQ(dd::detail::retry_delay(500ms, 3), 2000ms);
-    EXPECT_EQ(dd::detail::retry_delay(500ms, 30), 30s);
+    // The backoff itself is the client's one schedule (retry_delay, tested
+    // in tests/scheduler/retry_test.cpp); an upload gives its shape.
+    EXPECT_EQ(dd::detail::max_upload_backoff, 30s);
 }
 
 // ---- sources --------------------------------------------------------------------------------
@@ -577,6 +577,24 @@ TEST_F(upload_test, server_errors_and_transport_errors_retry_from_the_first_byte
     EXPECT_EQ(reports.back().attempt, 3u);
 }
 
+// A PUT's retry spends the client's retry budget like a request's retry: with
+// one retry in the budget and none earned, the third PUT is not made.
+TEST_F(upload_test, retries_spend_the_clients_retry_budget)
+{
+    client = dd::client(fake, dd::client_params{.base_url = base_url, .api_key = api_key,
+                                                .retry = {.budget_ratio = 0, .budget_min_per_minute = 0, .budget_capacity = 1}});
+    fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3));
+    for (int i = 0; i < 2; ++i)
+        fake->expect(dd::http_method::put, put_target).respond(503, unavailable_xml);
+    auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
+                        {.max_attempts = 4, .retry_backoff = 1ms});
+    EXPECT_EQ(r.ec, dd::api_errc::storage_error);
+    EXPECT_EQ(diag.attempts, 2u);
+    EXPECT_NE(diag.client_message.find("retry budget"), std::string::npos) << diag.to_string();
+    EXPECT_TRUE(fake->done());
+    EXPECT_EQ(puts().size(), 2u);
+}
+
 TEST_F(upload_test, retries_are_bounded)
 {
     fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3));
@@ -806,7 +824,9 @@ TEST_F(cancel_test, while_waiting_for_the_storage)
 TEST_F(cancel_test, during_backoff)
 {
     fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3));
-    fake->expect(dd::http_method::put, put_target).respond(503, unavailable_xml);
+    // Full jitter may make any backoff short: the storage's Retry-After is the
+    // least wait (retry_delay), so the upload is still backing off 9 s later.
+    fake->expect(dd::http_method::put, put_target).respond(503, unavailable_xml).header("Retry-After", "10");
     dd::testing::virtual_clock vc;
     asio::cancellation_signal sig;
     std::optional<result> r;
@@ -817,7 +837,7 @@ TEST_F(cancel_test, during_backoff)
                            }));
     vc.run_for(ioc, 9s, 100ms);
     ASSERT_FALSE(r);
-    ASSERT_EQ(puts().size(), 1u) << "backing off for 10 s after the 503";
+    ASSERT_EQ(puts().size(), 1u) << "backing off for at least the 10 s of Retry-After after the 503";
     sig.emit(asio::cancellation_type::terminal);
     dd_test::run(ioc);  // time stands still: only the cancellation can end it
     ASSERT_TRUE(r);

@@ -113,9 +113,15 @@ inline constexpr bool payload_omittable =
 template <class Envelope, class Member>
 Member member_type_of(Member Envelope::*);
 
-/// Rate-limit points: the API charges GET 1, writes 2.
+/// Rate-limit points of a request: the API charges GET 1, writes 2 (the one
+/// home of this rule: endpoints through cost_of, raw requests directly).
+constexpr int request_cost(http_method m) noexcept
+{
+    return m == http_method::get ? 1 : 2;
+}
+
 template <class D>
-inline constexpr int cost_of = D::method == http_method::get ? 1 : 2;
+inline constexpr int cost_of = request_cost(D::method);
 
 /// Safe to resend after it may have reached the server: every method but
 /// POST, unless the descriptor sets `idempotent`.

@@ -13,6 +13,7 @@
 #include <digital_delivery/impl/internal/beast_url.hpp>
 #include <digital_delivery/impl/internal/rate_limiter.hpp>
 #include <digital_delivery/impl/internal/server_messages.hpp>
+#include <digital_delivery/impl/internal/retry_policy.hpp>
 #include <digital_delivery/impl/internal/retry_state.hpp>
 #include <digital_delivery/impl/rate_limit.ipp>
 
@@ -36,11 +37,6 @@
 
 namespace digital_delivery {
 namespace detail {
-
-inline bool has_crlf(std::string_view s) noexcept
-{
-    return s.find_first_of("\r\n") != std::string_view::npos || s.find('\0') != std::string_view::npos;
-}
 
 inline bool is_valid_base_url(std::string_view s, std::string& base, std::string& why)
 {
@@ -259,10 +255,7 @@ DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
     {
         for (auto f : opts->extra_headers)
         {
-            using detail::iequals;
-            if (f.name.empty() || has_crlf(f.name) || has_crlf(f.value) ||
-                f.name.view().find_first_of(" :\t") != std::string_view::npos || iequals(f.name, "X-Auth-Token") ||
-                iequals(f.name, "Host") || iequals(f.name, "Content-Length") || iequals(f.name, "Transfer-Encoding"))
+            if (!detail::is_settable_header(f.name, f.value))
             {
                 if (!out.error)
                 {
@@ -371,8 +364,7 @@ DIGITAL_DELIVERY_DECL error_code detail::classify_api_response(const http_respon
             return api_errc::asset_count_limit_exceeded;
         return specific != api_errc{} ? specific : api_errc::validation_failed;
     case 429:
-        if (auto ra = r.headers.find("Retry-After"))
-            d.retry_after = parse_retry_after(*ra, detail::clock::system_now());
+        d.retry_after = detail::retry_after_of(r.headers, detail::clock::system_now());
         return api_errc::rate_limited;
     default: break;
     }
@@ -587,8 +579,8 @@ struct execute_op
         execute_state& s = *s_;
         s.rs->on_attempt_start(now);
         // Each attempt gets its own copy when a retry may resend the original
-        // (the only attempt takes the request itself); its timeout never runs
-        // past the deadline.
+        // (the only attempt takes the request itself); its timeout is decided
+        // here (attempt_timeout), never past the deadline.
         http_request req = s.may_retry ? http_request(s.p.request) : std::move(s.p.request);
         if (observer* o = s.self->obs())
         {
@@ -596,12 +588,7 @@ struct execute_op
             s.sent_bytes = req.body.size();
             notify_request_start(*o, s.info, s.p.prio, attempt());
         }
-        if (s.p.deadline)
-        {
-            auto left = std::chrono::ceil<std::chrono::milliseconds>(*s.p.deadline - now);
-            if (req.timeout.count() == 0 || left < req.timeout)
-                req.timeout = left;
-        }
+        req.timeout = detail::attempt_timeout(req.timeout, s.p.deadline, now);
         s.st = state::responded;
         any_transport t = s.self->transport();
         t.async_send(std::move(req), std::move(self));
@@ -724,8 +711,7 @@ struct execute_op
                 return fail(self, ec);
             attempt_failure f{ec, resp.status, {}};
             if (resp.status == 429 || resp.status == 503)
-                if (auto ra = resp.headers.find("Retry-After"))
-                    f.retry_after = parse_retry_after(*ra, detail::clock::system_now());
+                f.retry_after = detail::retry_after_of(resp.headers, detail::clock::system_now());
             const retry_decision d = s.rs->on_failure(f, s.p.idempotent, clock::now());
             if (!d.retry)
                 return fail(self, ec, std::move(resp));

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace digital_delivery {
 namespace detail {
@@ -28,6 +29,24 @@ inline bool iequals(std::string_view a, std::string_view b) noexcept
             return false;
     }
     return true;
+}
+
+/// CR, LF or NUL: what would end or cut a header line (or a URL) early.
+inline bool has_crlf(std::string_view s) noexcept
+{
+    return s.find_first_of("\r\n") != std::string_view::npos || s.find('\0') != std::string_view::npos;
+}
+
+/// The one check of a header a caller adds to a request (request_options::
+/// extra_headers, an upload handle's headers): a name of its own (not empty,
+/// no space, tab, colon, CR, LF or NUL), a value without CR, LF or NUL, and
+/// none of the headers the client owns: X-Auth-Token (the key), Host,
+/// Content-Length and Transfer-Encoding (the framing).
+inline bool is_settable_header(std::string_view name, std::string_view value) noexcept
+{
+    return !name.empty() && !has_crlf(name) && !has_crlf(value) && name.find_first_of(" \t:") == std::string_view::npos &&
+           !iequals(name, "X-Auth-Token") && !iequals(name, "Host") && !iequals(name, "Content-Length") &&
+           !iequals(name, "Transfer-Encoding");
 }
 }  // namespace detail
 

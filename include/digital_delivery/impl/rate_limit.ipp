@@ -165,6 +165,21 @@ DIGITAL_DELIVERY_DECL std::optional<std::chrono::milliseconds> parse_retry_after
     return std::min(std::chrono::milliseconds(wait), detail::retry_after_ceiling);
 }
 
+namespace detail {
+/// The one reading of a response's Retry-After (parse_retry_after of its
+/// value, an HTTP-date against `now`): the retry delay of a request and of an
+/// upload PUT, a 429's diagnostics and the limiter's pause all take it from here.
+inline std::optional<std::chrono::milliseconds> retry_after_of(
+    const http_headers& headers,
+    std::chrono::system_clock::time_point now
+)
+{
+    if (auto v = headers.find("Retry-After"))
+        return parse_retry_after(*v, now);
+    return std::nullopt;
+}
+}  // namespace detail
+
 }  // namespace digital_delivery
 
 #endif

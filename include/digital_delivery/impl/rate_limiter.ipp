@@ -9,6 +9,7 @@
 #include <digital_delivery/impl/internal/redis_link.hpp>
 #include <digital_delivery/impl/internal/redis_store.hpp>
 #include <digital_delivery/impl/internal/shm_store.hpp>
+#include <digital_delivery/impl/rate_limit.ipp>
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -502,9 +503,7 @@ DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(
         std::lock_guard<std::mutex> lk(st.mtx);
         if (status == 429 && st.params.enabled)
         {
-            std::optional<std::chrono::milliseconds> ra;
-            if (auto v = headers.find("Retry-After"))
-                ra = parse_retry_after(*v, sys_now);
+            const std::optional<std::chrono::milliseconds> ra = detail::retry_after_of(headers, sys_now);
             std::optional<clock::duration> d;
             if (ra)
                 d = std::chrono::duration_cast<clock::duration>(*ra);

@@ -118,12 +118,12 @@ DIGITAL_DELIVERY_DECL void detail::prepare_raw_request(
             body = boost::json::serialize(v);
         }
     }
-    const bool get = method == http_method::get;
     const endpoint_info info{
         method,
         vec ? std::string_view("/") : path,  // never hand an invalid path to the URL builder
-        get ? 1 : 2,
-        get || method == http_method::put || method == http_method::delete_,
+        detail::request_cost(method),
+        // raw requests: PATCH is not resent either (raw_request.hpp)
+        method == http_method::get || method == http_method::put || method == http_method::delete_,
         std::string_view(),  // no name: a raw request (observers see "raw")
     };
     query_params qp;

@@ -64,12 +64,7 @@ DIGITAL_DELIVERY_DECL retry_state::retry_state(
     : params_(params), budget_(std::move(budget)), deadline_(deadline), jitter_(std::move(jitter)), attempt_started_(start)
 {
     if (!jitter_)
-    {
-        jitter_ = [] {
-            thread_local std::minstd_rand rng{std::random_device{}()};
-            return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
-        };
-    }
+        jitter_ = detail::jitter_unit;
 }
 
 DIGITAL_DELIVERY_DECL void retry_state::on_attempt_start(clock::time_point now)
@@ -110,10 +105,14 @@ DIGITAL_DELIVERY_DECL retry_decision retry_state::on_failure(const attempt_failu
     if (stats_.attempts >= params_.max_attempts)
         return give_up(retry_reason::attempts_exhausted, failure);
 
-    milliseconds delay = detail::full_jitter(detail::backoff_ceiling(stats_.attempts, params_), jitter_());
     const bool refused = f.http_status == 429 || f.ec == make_error_code(api_errc::rate_limited);
-    if (refused && f.retry_after)
-        delay = std::max(delay, std::clamp(*f.retry_after, milliseconds(0), params_.max_retry_after));
+    const milliseconds delay = detail::retry_delay(
+        stats_.attempts,
+        {params_.initial_backoff, params_.max_backoff, params_.backoff_multiplier},
+        jitter_(),
+        refused ? f.retry_after : std::nullopt,
+        params_.max_retry_after
+    );
     // A retry that could only end exactly at the deadline, if it took as long
     // as the attempt that just failed, is not made: the last attempt may have
     // been cut off by its timeout, and a second one with no more time would

@@ -23,6 +23,9 @@
 #include <digital_delivery/detail/client_impl.hpp>
 #include <digital_delivery/impl/endpoint_call.hpp>
 #include <digital_delivery/impl/internal/observe.hpp>
+#include <digital_delivery/impl/internal/retry_policy.hpp>
+#include <digital_delivery/impl/internal/retry_state.hpp>
+#include <digital_delivery/impl/rate_limit.ipp>
 #include <digital_delivery/impl/internal/upload_core.hpp>
 #include <digital_delivery/endpoints.hpp>
 #include <digital_delivery/impl/http_message.ipp>
@@ -198,11 +201,6 @@ private:
     std::weak_ptr<upload_op> op_;
 };
 
-inline bool has_bad_header_char(std::string_view s) noexcept
-{
-    return s.find_first_of("\r\n") != std::string_view::npos || s.find('\0') != std::string_view::npos;
-}
-
 // "https://h/p/a?q" -> "/p/a" (diagnostics never carry the presigned query).
 inline std::string url_path_only(std::string_view url)
 {
@@ -227,7 +225,7 @@ inline error_code validate_upload_handle(const upload_handle& h, std::string_vie
         return client_errc::invalid_url;
     }
     const std::string_view u = h.url;
-    if (!(u.starts_with("https://") || u.starts_with("http://")) || has_bad_header_char(u) ||
+    if (!(u.starts_with("https://") || u.starts_with("http://")) || has_crlf(u) ||
         u.find_first_of(" \t") != std::string_view::npos || url_path_only(u).empty())
     {
         why = "upload handle url is not an absolute http(s) URL";
@@ -241,9 +239,7 @@ inline error_code validate_upload_handle(const upload_handle& h, std::string_vie
     }
     for (auto f : h.headers)
     {
-        if (f.name.empty() || has_bad_header_char(f.name) || f.name.find_first_of(" \t:") != std::string_view::npos ||
-            has_bad_header_char(f.value) || iequals(f.name, "Host") || iequals(f.name, "Content-Length") ||
-            iequals(f.name, "Transfer-Encoding") || iequals(f.name, "X-Auth-Token"))
+        if (!is_settable_header(f.name, f.value))
         {
             why = "upload handle header '" + std::string(f.name.substr(0, 64)) + "' is not allowed";
             return client_errc::invalid_url;
@@ -421,7 +417,8 @@ private:
             return request_new_url();
         }
         handle_fresh_ = false;
-        ++attempts_;
+        if (++attempts_ == 1 && impl_->budget())
+            impl_->budget()->on_request(clock::now());  // a first PUT earns retries, as a first request does
         {
             std::lock_guard<std::mutex> lk(mtx_);
             last_activity_ = clock::now();
@@ -497,13 +494,27 @@ private:
         }
         case put_action::retry:
         {
+            // The schedule of every retry of the client (retry_delay: full
+            // jitter, a 503's Retry-After as the least wait), from this
+            // upload's retry_backoff, and a retry spends the client's budget.
+            if (const auto& budget = impl_->budget(); budget && !budget->try_spend(clock::now()))
+                return finish(ec ? ec : storage_ec, "PUT of the body not retried: the client's retry budget is used up");
+            std::optional<std::chrono::milliseconds> server_wait;
+            if (!ec && r.status == 503)
+                server_wait = retry_after_of(r.headers, detail::clock::system_now());
+            const auto delay = retry_delay(
+                static_cast<int>(attempts_),
+                {opts_.retry_backoff, max_upload_backoff, 2.0},
+                jitter_unit(),
+                server_wait,
+                impl_->params().retry.max_retry_after
+            );
             if (observer* o = impl_->obs())
             {
                 const std::string path = url_path_only(handle_->url), host = url_host(handle_->url);
-                notify_retry(*o, put_info(path, host), attempts_, ec ? ec : storage_ec, r.status,
-                             std::chrono::ceil<std::chrono::milliseconds>(retry_delay(opts_.retry_backoff, attempts_)));
+                notify_retry(*o, put_info(path, host), attempts_, ec ? ec : storage_ec, r.status, delay);
             }
-            backoff_timer_.expires_after(retry_delay(opts_.retry_backoff, attempts_));
+            backoff_timer_.expires_after(delay);
             backoff_timer_.async_wait(boost::asio::bind_cancellation_slot(
                 child_.slot(),
                 [self = shared_from_this()](error_code) {

@@ -5,6 +5,7 @@
 #ifndef DIGITAL_DELIVERY_IMPL_WATERMARK_IPP
 #define DIGITAL_DELIVERY_IMPL_WATERMARK_IPP
 
+#include <digital_delivery/impl/internal/retry_policy.hpp>
 #include <digital_delivery/impl/endpoint_call.hpp>
 #include <digital_delivery/endpoints.hpp>
 #include <digital_delivery/watermark.hpp>
@@ -37,10 +38,9 @@ DIGITAL_DELIVERY_DECL std::chrono::milliseconds detail::next_poll_interval(
     const watermark_wait_options& o
 ) noexcept
 {
-    const double mult = o.multiplier >= 1.0 ? o.multiplier : 1.0;
-    const double next = static_cast<double>(current.count()) * mult;
-    const double cap = static_cast<double>(std::max(o.max_interval, std::chrono::milliseconds(1)).count());
-    return std::chrono::milliseconds(static_cast<std::int64_t>(std::min(next, cap)));
+    // One step of the library's backoff schedule (backoff_ceiling), without
+    // jitter: polls keep their rhythm.
+    return detail::backoff_ceiling(2, current, std::max(o.max_interval, std::chrono::milliseconds(1)), o.multiplier);
 }
 
 namespace detail {

@@ -10,6 +10,7 @@
 /// stateful parts (attempt counting, budget) live in retry.hpp.
 
 #include <digital_delivery/error.hpp>
+#include <digital_delivery/http_message.hpp>
 
 #include <boost/asio/error.hpp>
 
@@ -17,6 +18,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <random>
 
 namespace digital_delivery {
 namespace detail {
@@ -76,6 +79,56 @@ inline std::chrono::milliseconds full_jitter(std::chrono::milliseconds ceiling, 
     if (u >= 1.0)
         u = 1.0;
     return std::chrono::milliseconds(static_cast<std::int64_t>(static_cast<double>(ceiling.count()) * u));
+}
+
+/// The time limit of the attempt about to be sent, decided once, at sending:
+/// `configured` (request_options::timeout, else client_params::request_timeout;
+/// zero: default_request_timeout), never past the operation's deadline (at
+/// least 1 ms: a zero timeout would mean the transport's default).
+template <class TimePoint>
+std::chrono::milliseconds attempt_timeout(
+    std::chrono::milliseconds configured,
+    const std::optional<TimePoint>& deadline,
+    TimePoint now
+) noexcept
+{
+    auto t = configured.count() > 0 ? configured : default_request_timeout;
+    if (deadline)
+        t = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(*deadline - now), std::chrono::milliseconds(1), t);
+    return t;
+}
+
+/// A uniform draw in [0, 1) for full_jitter (one generator per thread).
+inline double jitter_unit()
+{
+    thread_local std::minstd_rand rng{std::random_device{}()};
+    return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+}
+
+/// The shape of a backoff schedule: backoff_ceiling's three numbers.
+struct backoff_schedule
+{
+    std::chrono::milliseconds initial;
+    std::chrono::milliseconds max;
+    double multiplier = 2.0;
+};
+
+/// The delay before retry number `retry` (1 = first retry): the one backoff
+/// rule of the library (requests through retry_state, upload PUTs). Full
+/// jitter `u` over backoff_ceiling; when the server asked for a wait
+/// (Retry-After of a refusal), at least that, capped at max_retry_after.
+inline std::chrono::milliseconds retry_delay(
+    int retry,
+    const backoff_schedule& s,
+    double u,
+    std::optional<std::chrono::milliseconds> server_wait = std::nullopt,
+    std::chrono::milliseconds max_retry_after = std::chrono::milliseconds(0)
+) noexcept
+{
+    auto d = full_jitter(backoff_ceiling(retry, s.initial, s.max, s.multiplier), u);
+    if (server_wait)
+        d = std::max(d, std::clamp(*server_wait, std::chrono::milliseconds(0), max_retry_after));
+    return d;
 }
 
 }  // namespace detail

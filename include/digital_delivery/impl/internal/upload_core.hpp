@@ -149,14 +149,9 @@ inline bool url_needs_refresh(
     return expires_at.time_since_epoch().count() <= saturating_add(now_us, margin_us);
 }
 
-/// Backoff before retry number `retry` (1-based): base * 2^(retry-1), capped at 30 s.
-inline std::chrono::milliseconds retry_delay(std::chrono::milliseconds base, unsigned retry) noexcept
-{
-    auto d = base;
-    for (unsigned i = 1; i < retry && d < std::chrono::seconds(30); ++i)
-        d *= 2;
-    return std::min<std::chrono::milliseconds>(d, std::chrono::seconds(30));
-}
+/// The longest wait between two PUTs of an upload (upload_options::retry_backoff
+/// doubles per retry up to this; retry_delay adds the jitter).
+inline constexpr std::chrono::milliseconds max_upload_backoff = std::chrono::seconds(30);
 
 }  // namespace detail
 }  // namespace digital_delivery
