@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Compile every C++ snippet of the documentation (README.md, docs/*.md).
+"""Compile every C++ snippet of the documentation (README.md, docs/*.md), and
+run those marked `run`.
 
 Every fenced block whose info string starts with `cpp` or `c++` becomes its own
 translation unit, compiled with `<cxx> -std=c++20 -fsyntax-only -I<root>/include`
@@ -29,6 +30,25 @@ opening fence (several may be stacked, one after another):
   <!-- snippet: not-compiled (reason) -->
       The snippet is not compiled, e.g. code shown as what NOT to write, or
       pseudo code. The reason is mandatory and printed.
+  <!-- snippet: run -->
+      The snippet is statement code that is also RUN: all `run` snippets go
+      into ONE program (one translation unit, compiled and linked once, with
+      GoogleTest), each as a test that runs it to completion as a coroutine on
+      its own `asio::io_context ioc`. It is also given RUN_CONTEXT's names: a
+      `testing::fake_transport` `fake` and a `client` over it (retries off),
+      ids (`order_id` is "o1", ...). The test fails when an EXPECT_/ASSERT_
+      fails, the snippet throws, it does not finish (the io_context ran out of
+      work first), or a line it claims to print (the comment after a line
+      writing to std::cout, `<...>` standing for anything) is not a line of
+      what it printed. Its `context` declarations go in a namespace of its own
+      (their `#include` lines before it); when they define
+      `void script(dd::testing::fake_transport& fake)`, it is called first, to
+      script the fake's answers.
+  <!-- snippet: no-run (reason) -->
+      The snippet is compiled but not run; the reason is mandatory and printed
+      in the summary. A snippet that claims a result (EXPECT_/ASSERT_/assert,
+      or a comment after a line that prints, showing its output) must be
+      either `run` or `no-run (reason)`: otherwise it is a convention error.
   <!-- snippet: context DECLARATIONS -->
       DECLARATIONS (C++, may span several lines up to `-->`) are placed after
       the prelude at namespace scope, before the snippet: an extra #include, a
@@ -37,13 +57,19 @@ opening fence (several may be stacked, one after another):
 Any other `<!-- snippet: ... -->` comment, or one not directly before a C++
 block, is an error.
 
-Output: one line per snippet, `ok|FAIL|skipped file:line`, the first compiler
-errors under each failure, then a summary. Exit status: 0 when every compiled
-snippet compiles, 1 when one fails, 2 on a usage or convention error.
+Output: one line per snippet, `ok|ran|FAIL|skipped file:line`, the first compiler
+errors (or test output) under each failure, then a summary: compiled N, run M,
+and why each of the others is not run. Exit status: 0 when every compiled
+snippet compiles and every `run` snippet passes, 1 when one fails, 2 on a
+usage or convention error.
+
+Running needs --link (the libraries of the run program, repeatable: GoogleTest,
+Boost.JSON, Boost.URL, OpenSSL, -pthread; tests/docs/CMakeLists.txt passes
+them); without --link, `run` snippets are only compiled and the summary says so.
 
 Usage:
   check_snippets.py [--root DIR] [--cxx g++-12] [-j N] [-I DIR] [-D NAME[=V]]
-                    [--cxxflag FLAG] [--errors N] [--keep DIR] [FILE.md ...]
+                    [--cxxflag FLAG] [--link LIB] [--errors N] [--keep DIR] [FILE.md ...]
 Without files: <root>/README.md and <root>/docs/*.md (root defaults to the
 repository this script is in).
 """
@@ -131,7 +157,7 @@ class ConventionError(Exception):
 
 
 class Snippet:
-    def __init__(self, path, display, line, code, code_line, skip_reason, context):
+    def __init__(self, path, display, line, code, code_line, skip_reason, context, run=False, no_run=None):
         self.path = path            # file on disk
         self.display = display      # file as printed (relative to root when possible)
         self.line = line            # line of the opening fence (1-based)
@@ -139,6 +165,8 @@ class Snippet:
         self.code_line = code_line  # line of the block's first line of code
         self.skip_reason = skip_reason
         self.context = context      # list of (line, text) of `snippet: context` directives
+        self.run = run              # `snippet: run`: compiled into the run program and run
+        self.no_run = no_run        # `snippet: no-run (reason)`: why it is compiled only
 
 
 def parse_directive(lines, i):
@@ -162,18 +190,22 @@ def parse_directive(lines, i):
     m = re.match(r"\s*(\S*)", raw)
     kind = m.group(1)
     rest = raw[m.end():].strip()
-    if kind == "not-compiled":
+    if kind == "run":
+        if rest:
+            raise ConventionError("`snippet: run` takes nothing after it")
+        return kind, "", j
+    if kind in ("not-compiled", "no-run"):
         m = re.fullmatch(r"\((.*)\)", rest, re.S)
         if not m or not m.group(1).strip():
-            raise ConventionError("`snippet: not-compiled` needs a reason: "
-                                  "<!-- snippet: not-compiled (why) -->")
+            raise ConventionError(f"`snippet: {kind}` needs a reason: "
+                                  f"<!-- snippet: {kind} (why) -->")
         return kind, m.group(1).strip(), j
     if kind == "context":
         if not rest:
             raise ConventionError("`snippet: context` needs declarations")
         return kind, raw[m.end():], j   # as is: its first line is the comment's first line
     raise ConventionError(f"unknown snippet comment `{kind}` "
-                          "(known: not-compiled (reason), context DECLARATIONS)")
+                          "(known: not-compiled (reason), run, no-run (reason), context DECLARATIONS)")
 
 
 def extract(path, display):
@@ -216,13 +248,28 @@ def extract(path, display):
         body = [l[indent:] if l[:indent].strip() == "" else l.lstrip() for l in lines[i + 1:j]]
         if info in CPP_INFO:
             skip = None
+            run = False
+            no_run = None
             context = []
             for kind, text, dline in pending:
                 if kind == "not-compiled":
                     skip = text
+                elif kind == "run":
+                    run = True
+                elif kind == "no-run":
+                    no_run = text
                 else:
                     context.append((dline, text))
-            snippets.append(Snippet(path, display, i + 1, "\n".join(body) + "\n", i + 2, skip, context))
+            code = "\n".join(body) + "\n"
+            where = f"{display}:{i + 1}"
+            if sum([skip is not None, run, no_run is not None]) > 1:
+                raise ConventionError(f"{where}: at most one of not-compiled, run, no-run")
+            if run and is_complete_tu(code):
+                raise ConventionError(f"{where}: a `run` snippet is statement code (it looks like a complete TU)")
+            if skip is None and not run and no_run is None and claims_result(code):
+                raise ConventionError(f"{where}: the snippet claims a result ({claims_result(code)}): "
+                                      "mark it <!-- snippet: run --> or <!-- snippet: no-run (why) -->")
+            snippets.append(Snippet(path, display, i + 1, code, i + 2, skip, context, run, no_run))
         elif pending:
             raise ConventionError(f"{display}:{pending[0][2]}: snippet comment before a "
                                   f"```{info or '(no language)'} block, not a ```cpp one")
@@ -231,6 +278,23 @@ def extract(path, display):
     if pending:
         raise ConventionError(f"{display}:{pending[0][2]}: snippet comment not directly before a ```cpp block")
     return snippets
+
+
+# What makes a snippet claim a result: an assertion, or a comment showing the
+# output of a line that prints.
+CLAIM_RES = [
+    re.compile(r"\b(?:EXPECT|ASSERT)_\w+\s*\("),
+    re.compile(r"(?<![\w.])assert\s*\("),
+    re.compile(r"(?:\bcout\b|\bcerr\b|\bprintf\s*\(|\bprintln\s*\(|\bputs\s*\().*;\s*//"),
+]
+
+
+def claims_result(code):
+    """The first line of `code` that claims a result, or None."""
+    for line in code.split("\n"):
+        if any(r.search(line) for r in CLAIM_RES):
+            return line.strip()
+    return None
 
 
 def is_complete_tu(code):
@@ -287,6 +351,129 @@ def translation_unit(snippet, include_dir, pch=False):
     return "\n".join(out) + "\n", wrapped
 
 
+# The names a `run` snippet is given (the fixture of the run program).
+RUN_CONTEXT = """\
+auto fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
+dd::client client(fake, {.base_url = "https://dd.test/api/v1/external", .api_key = "k",
+                         .retry = {.enabled = false}});
+std::string id = "a1", order_id = "o1", product_id = "p1", asset_id = "a1";
+"""
+SCRIPT_RE = re.compile(r"\bvoid\s+script\s*\(\s*dd::testing::fake_transport\s*&")
+PRINT_CLAIM_RE = re.compile(r"\bstd::cout\b.*;\s*//\s*(.*?)\s*$")
+
+
+def expected_output(code):
+    """Regexes (ECMAScript) of the lines a snippet claims to print."""
+    out = []
+    for line in code.split("\n"):
+        m = PRINT_CLAIM_RE.search(line)
+        if m:
+            parts = re.split(r"(<[^<>]*>)", m.group(1))
+            out.append("".join(".+" if p.startswith("<") else re.escape(p) for p in parts if p))
+    return out
+
+
+def run_test_name(index):
+    return f"snippet_{index:03d}"
+
+
+def run_program(snippets, include_dir, pch=False):
+    """The one translation unit of every `run` snippet: [(index, snippet)]."""
+    out = [] if pch else [prelude(include_dir)]
+    out.append("#include <gtest/gtest.h>")
+    out.append("#include <exception>")
+    out.append("#include <regex>")
+    out.append("#include <sstream>")
+    for index, sn in snippets:
+        md = cxx_string(sn.display)
+        name = run_test_name(index)
+        for dline, text in sn.context:        # includes at namespace scope, the rest in the snippet's namespace
+            for k, line in enumerate(text.split("\n")):
+                if re.match(r"^\s*#\s*include\b", line):
+                    out.append(f"#line {dline + k} {md}")
+                    out.append(line)
+        out.append(f"namespace {name} {{")
+        for dline, text in sn.context:
+            out.append(f"#line {dline} {md}")
+            out.append("\n".join("" if re.match(r"^\s*#\s*include\b", l) else l for l in text.split("\n")))
+        has_script = any(SCRIPT_RE.search(text) for _, text in sn.context)
+        out.append("asio::awaitable<void> body(asio::io_context& ioc)")
+        out.append("{")
+        out.append(RUN_CONTEXT)
+        if has_script:
+            out.append("script(*fake);")
+        out.append("{")
+        out.append(f"#line {sn.code_line} {md}")
+        out.append(sn.code)
+        out.append("}")
+        out.append("co_return;")
+        out.append("}")
+        out.append(f"}}  // namespace {name}")
+        out.append(f"TEST(docs, {name})")
+        out.append("{")
+        out.append(f"    SCOPED_TRACE({cxx_string(f'{sn.display}:{sn.line}')});")
+        out.append("    asio::io_context ioc;")
+        out.append("    bool finished = false;")
+        out.append("    std::exception_ptr error;")
+        out.append("    std::ostringstream printed;")
+        out.append("    auto* cout_buf = std::cout.rdbuf(printed.rdbuf());")
+        out.append(f"    asio::co_spawn(ioc, {name}::body(ioc), [&](std::exception_ptr e) {{ finished = true; error = e; }});")
+        out.append("    ioc.run();")
+        out.append("    std::cout.rdbuf(cout_buf);")
+        out.append("    std::cout << printed.str();")
+        for rx in expected_output(sn.code):
+            out.append(f'    EXPECT_TRUE(std::regex_search(printed.str(), std::regex(R"dd_re((^|\n){rx}(\n|$))dd_re")))')
+            out.append(f'        << "the snippet claims it prints a line like " << {cxx_string(rx)} << ", it printed:\\n" << printed.str();')
+        out.append('    ASSERT_TRUE(finished) << "the snippet did not finish: the io_context ran out of work first";')
+        out.append("    if (error)")
+        out.append("    {")
+        out.append("        try { std::rethrow_exception(error); }")
+        out.append('        catch (const std::exception& e) { FAIL() << "the snippet threw: " << e.what(); }')
+        out.append('        catch (...) { FAIL() << "the snippet threw"; }')
+        out.append("    }")
+        out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def build_and_run(snippets, args, work_dir, pch_flags):
+    """Compiles, links and runs the run program. {index: (status, lines)}."""
+    src = os.path.join(work_dir, "run_snippets.cpp")
+    exe = os.path.join(work_dir, "run_snippets")
+    with open(src, "w", encoding="utf-8") as f:
+        f.write(run_program(snippets, args.include_dir, pch=pch_flags is not None))
+    cmd = base_command(args) + (pch_flags or []) + [src, "-o", exe] + args.link
+    if not args.link:
+        cmd = base_command(args) + ["-fsyntax-only"] + (pch_flags or []) + [src]
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=args.timeout)
+    except (subprocess.TimeoutExpired, OSError) as e:
+        return {i: ("FAIL", [f"the run program: {e}"]) for i, _ in snippets}
+    if r.returncode != 0:
+        errs = first_errors(r.stdout, args.errors)
+        return {i: ("FAIL", ["the run program does not compile:"] + errs) for i, _ in snippets}
+    if not args.link:
+        return {i: ("ok", []) for i, _ in snippets}
+    try:
+        r = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=args.timeout)
+        output = r.stdout
+    except subprocess.TimeoutExpired as e:
+        output = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        output += f"\ntimed out after {args.timeout} s"
+    results = {}
+    for i, _ in snippets:
+        name = f"docs.{run_test_name(i)}"
+        if re.search(r"^\[\s+OK \] " + re.escape(name) + r"\b", output, re.M):
+            results[i] = ("ran", [])
+        else:
+            # the test's own output: from its RUN line to its end
+            m = re.search(r"^\[ RUN\s+\] " + re.escape(name) + r"\n(.*?)(?=^\[ RUN|\Z)", output, re.M | re.S)
+            lines = [l for l in (m.group(1) if m else output).splitlines() if l.strip()][:args.errors * 4]
+            results[i] = ("FAIL", lines)
+    return results
+
+
 def first_errors(output, n):
     lines = output.splitlines()
     errors = [l for l in lines if re.search(r"\b(error|fatal error)\b:", l)]
@@ -323,6 +510,8 @@ def build_pch(args, work_dir):
 def compile_one(snippet, index, args, work_dir, pch_flags=None):
     if snippet.skip_reason is not None:
         return ("skipped", snippet, [], False)
+    if snippet.run:
+        return ("run", snippet, [], True)   # compiled in the run program
     tu, wrapped = translation_unit(snippet, args.include_dir, pch=pch_flags is not None)
     base = re.sub(r"[^\w]+", "_", snippet.display) + f"_{snippet.line}"
     tu_path = os.path.join(work_dir, f"{index:03d}_{base}.cpp")
@@ -355,6 +544,9 @@ def main(argv):
     p.add_argument("-I", dest="include", action="append", default=[], help="extra include directory")
     p.add_argument("-D", dest="define", action="append", default=[], help="extra definition")
     p.add_argument("--cxxflag", action="append", default=[], help="extra compiler flag (repeatable)")
+    p.add_argument("--link", action="append", default=[],
+                   help="a library or linker flag of the run program (repeatable); without any, "
+                        "`run` snippets are compiled only")
     p.add_argument("--errors", type=int, default=3, help="compiler error lines shown per failure (default 3)")
     p.add_argument("--timeout", type=int, default=300, help="seconds per compilation (default 300)")
     p.add_argument("--keep", metavar="DIR", help="write the translation units to DIR and keep them")
@@ -390,26 +582,47 @@ def main(argv):
         tmp = tempfile.TemporaryDirectory(prefix="dd_snippets_")
         work_dir = tmp.name
 
-    counts = {"ok": 0, "FAIL": 0, "skipped": 0}
     pch_flags = build_pch(args, work_dir)
+    to_run = [(i, s) for i, s in enumerate(snippets) if s.run and s.skip_reason is None]
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        # the run program first: it is the longest compilation
+        run_future = pool.submit(build_and_run, to_run, args, work_dir, pch_flags) if to_run else None
         futures = [pool.submit(compile_one, s, i, args, work_dir, pch_flags) for i, s in enumerate(snippets)]
-        for fut in futures:  # in document order
+        run_results = run_future.result() if run_future else {}
+        compiled = ran = failed = 0
+        not_run = {}     # reason -> [file:line]
+        for i, fut in enumerate(futures):  # in document order
             status, s, errors, wrapped = fut.result()
-            counts[status] += 1
-            line = f"{status} {s.display}:{s.line}"
+            if status == "run":
+                status, errors = run_results[i]
+                if status == "ok":    # compiled only (no --link)
+                    not_run.setdefault("run snippet, but no --link given: compiled only", []).append(s)
+            where = f"{s.display}:{s.line}"
+            line = f"{status} {where}"
             if status == "skipped":
-                line += f" ({s.skip_reason})"
-            elif args.verbose:
-                line += " [statements in snippet_body]" if wrapped else " [complete TU]"
+                line += f" (not compiled: {s.skip_reason})"
+                not_run.setdefault(f"not compiled: {s.skip_reason}", []).append(s)
+            elif status == "FAIL":
+                failed += 1
+            else:
+                compiled += 1
+                ran += status == "ran"
+                if s.no_run is not None:
+                    not_run.setdefault(s.no_run, []).append(s)
+                elif not s.run:
+                    not_run.setdefault("claims no result (compiling it is the check)", []).append(s)
+                if args.verbose:
+                    line += " [statements in snippet_body]" if wrapped else " [complete TU]"
             print(line, flush=True)
             for e in errors:
                 print(f"    {e}", flush=True)
     if tmp:
         tmp.cleanup()
-    print(f"snippets: {counts['ok']} ok, {counts['FAIL']} failed, {counts['skipped']} skipped "
-          f"({len(snippets)} in {len(files)} files, {args.cxx})")
-    return 1 if counts["FAIL"] else 0
+    print(f"snippets: {len(snippets)} in {len(files)} files ({args.cxx}): compiled {compiled}, run {ran}, "
+          f"failed {failed}; not run:")
+    for reason, ss in sorted(not_run.items(), key=lambda kv: -len(kv[1])):
+        print(f"  {len(ss):3d}  {reason}: " + ", ".join(f"{s.display}:{s.line}" for s in ss))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
