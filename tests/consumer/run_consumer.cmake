@@ -1,6 +1,11 @@
 # Builds and runs tests/consumer/project as a user would.
 #   -DMODE=find_package -DDD_BINARY_DIR=... -DWORK_DIR=...
 #   -DMODE=subdirectory -DDD_SOURCE_DIR=... -DWORK_DIR=...
+#   -DMODE=fetchcontent -DDD_SOURCE_DIR=... -DWORK_DIR=...
+# In the subdirectory and fetchcontent modes it first builds the project with
+# only the header-only program and checks that our part of the build compiled
+# nothing (no compiled library, sandbox, ddctl, examples or tests) and that
+# installing the user's project installs none of our files.
 #   -DMODE=pkg_config   -DDD_BINARY_DIR=... -DWORK_DIR=... -DCXX=...
 include(${CMAKE_CURRENT_LIST_DIR}/consumer_common.cmake)
 set(project_dir ${CMAKE_CURRENT_LIST_DIR}/project)
@@ -13,9 +18,34 @@ if(MODE STREQUAL "find_package")
     run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
     run(${WORK_DIR}/build/consumer)
     run(${WORK_DIR}/build/consumer_compiled)
-elseif(MODE STREQUAL "subdirectory")
-    run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=subdirectory
-        -DDD_SOURCE_DIR=${DD_SOURCE_DIR} -DCMAKE_BUILD_TYPE=Debug)
+elseif(MODE STREQUAL "subdirectory" OR MODE STREQUAL "fetchcontent")
+    if(MODE STREQUAL "subdirectory")
+        set(ours ${WORK_DIR}/build/digital_delivery)
+    else()
+        set(ours ${WORK_DIR}/build/_deps/digital_delivery-build)
+    endif()
+    run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=${MODE}
+        -DDD_SOURCE_DIR=${DD_SOURCE_DIR} -DFETCHCONTENT_SOURCE_DIR_DIGITAL_DELIVERY=${DD_SOURCE_DIR}
+        -DDD_CONSUMER_COMPILED=OFF -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
+    run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+    if(NOT EXISTS ${ours}/CMakeFiles)
+        message(FATAL_ERROR "${ours}: not our binary directory")
+    endif()
+    file(GLOB_RECURSE built LIST_DIRECTORIES false ${ours}/*.o ${ours}/*.a ${ours}/*.so)
+    foreach(name digital-delivery-sandbox ddctl typical_flow)
+        file(GLOB_RECURSE found LIST_DIRECTORIES false ${ours}/${name})
+        list(APPEND built ${found})
+    endforeach()
+    if(built)
+        message(FATAL_ERROR "a plain build of a project that links digital_delivery::digital_delivery built: ${built}")
+    endif()
+    run(${CMAKE_COMMAND} --install ${WORK_DIR}/build --prefix ${WORK_DIR}/user_prefix)
+    file(GLOB_RECURSE installed LIST_DIRECTORIES false RELATIVE ${WORK_DIR}/user_prefix ${WORK_DIR}/user_prefix/*)
+    if(NOT installed STREQUAL "bin/consumer")
+        message(FATAL_ERROR "installing the user's project installed more than its bin/consumer: ${installed}")
+    endif()
+    # Then the program that links digital_delivery::compiled: asked for, so built.
+    run(${CMAKE_COMMAND} -DDD_CONSUMER_COMPILED=ON ${WORK_DIR}/build)
     run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
     run(${WORK_DIR}/build/consumer)
     run(${WORK_DIR}/build/consumer_compiled)
