@@ -44,12 +44,12 @@ BOOST_DESCRIBE_ENUM(asset_type, internal, external, licence)
 /// An asset as GET/POST/PATCH /assets return it.
 struct asset
 {
-    std::string id;
-    open_enum<asset_type> type;
-    std::optional<std::string> name;
-    std::optional<std::string> filename;      ///< "Licence Key" for licence assets.
-    std::optional<std::string> external_url;  ///< Set for external assets.
-    std::optional<std::string> content_type;  ///< "licence/key" for licence assets.
+    std::string id{};
+    open_enum<asset_type> type{};
+    std::optional<std::string> name{};
+    std::optional<std::string> filename{};      ///< "Licence Key" for licence assets.
+    std::optional<std::string> external_url{};  ///< Set for external assets.
+    std::optional<std::string> content_type{};  ///< "licence/key" for licence assets.
     std::int64_t byte_size{};                 ///< 0 for external and licence assets.
     bool watermark_asset{};
     bool autogenerate_licence_key{};
@@ -65,12 +65,12 @@ BOOST_DESCRIBE_STRUCT(
 /// An asset inside a digital product.
 struct asset_summary
 {
-    std::string id;
-    open_enum<asset_type> type;
-    std::optional<std::string> name;
-    std::optional<std::string> filename;
-    std::optional<std::string> external_url;
-    std::optional<std::string> content_type;
+    std::string id{};
+    open_enum<asset_type> type{};
+    std::optional<std::string> name{};
+    std::optional<std::string> filename{};
+    std::optional<std::string> external_url{};
+    std::optional<std::string> content_type{};
     std::int64_t byte_size{};
     timestamp created_at{};
 };
@@ -79,11 +79,11 @@ BOOST_DESCRIBE_STRUCT(asset_summary, (), (id, type, name, filename, external_url
 /// An asset in the attach_assets / detach_assets responses.
 struct attached_asset
 {
-    std::string id;
-    open_enum<asset_type> type;
-    std::optional<std::string> name;
-    std::optional<std::string> filename;
-    std::optional<std::string> content_type;
+    std::string id{};
+    open_enum<asset_type> type{};
+    std::optional<std::string> name{};
+    std::optional<std::string> filename{};
+    std::optional<std::string> content_type{};
     std::int64_t byte_size{};
 };
 BOOST_DESCRIBE_STRUCT(attached_asset, (), (id, type, name, filename, content_type, byte_size))
@@ -91,9 +91,9 @@ BOOST_DESCRIBE_STRUCT(attached_asset, (), (id, type, name, filename, content_typ
 /// Where and how to PUT the body of an internal asset (valid one hour).
 struct upload_handle
 {
-    std::string method;    ///< Always "PUT".
-    std::string url;       ///< Presigned storage URL; send it byte-exact.
-    http_headers headers;  ///< Content-Type and Content-Disposition: send exactly these.
+    std::string method{};    ///< Always "PUT".
+    std::string url{};       ///< Presigned storage URL; send it byte-exact.
+    http_headers headers{};  ///< Content-Type and Content-Disposition: send exactly these.
     timestamp expires_at{};
 };
 BOOST_DESCRIBE_STRUCT(upload_handle, (), (method, url, headers, expires_at))
@@ -113,13 +113,13 @@ BOOST_DESCRIBE_STRUCT(upload_handle, (), (method, url, headers, expires_at))
 struct new_asset
 {
     asset_type type{asset_type::internal};
-    std::optional<string_ref> filename;
-    std::optional<std::int64_t> byte_size;
-    std::optional<string_ref> content_type;
-    std::optional<string_ref> external_url;
-    std::optional<string_ref> name;
-    std::optional<bool> watermark_asset;
-    std::optional<bool> autogenerate_licence_key;
+    std::optional<string_ref> filename{};
+    std::optional<std::int64_t> byte_size{};
+    std::optional<string_ref> content_type{};
+    std::optional<string_ref> external_url{};
+    std::optional<string_ref> name{};
+    std::optional<bool> watermark_asset{};
+    std::optional<bool> autogenerate_licence_key{};
 };
 BOOST_DESCRIBE_STRUCT(
     new_asset,
@@ -130,29 +130,29 @@ BOOST_DESCRIBE_STRUCT(
 /// PATCH /assets/{id} body. Only the fields you set are sent.
 struct asset_update
 {
-    std::optional<string_ref> name;
-    std::optional<string_ref> external_url;  ///< external assets only; must not be blank.
-    std::optional<bool> watermark_asset;
-    std::optional<bool> autogenerate_licence_key;  ///< licence assets only.
+    std::optional<string_ref> name{};
+    std::optional<string_ref> external_url{};  ///< external assets only; must not be blank.
+    std::optional<bool> watermark_asset{};
+    std::optional<bool> autogenerate_licence_key{};  ///< licence assets only.
 };
 BOOST_DESCRIBE_STRUCT(asset_update, (), (name, external_url, watermark_asset, autogenerate_licence_key))
 
 /// POST /assets/{id}/replace body (Beta).
 struct asset_replacement
 {
-    string_ref filename;
+    string_ref filename{};
     std::int64_t byte_size{};  ///< 1 .. 2147483648.
-    std::optional<string_ref> content_type;
+    std::optional<string_ref> content_type{};
 };
 BOOST_DESCRIBE_STRUCT(asset_replacement, (), (filename, byte_size, content_type))
 
 /// GET /assets query. Unset fields are not sent.
 struct asset_query
 {
-    std::optional<string_ref> q;        ///< Partial, case-insensitive match on name or filename.
-    std::optional<asset_type> type;      ///< The API accepts external and licence only.
-    std::optional<std::int32_t> page;    ///< >= 1 (server default 1).
-    std::optional<std::int32_t> per_page;  ///< 1 .. 250 (server default 25).
+    std::optional<string_ref> q{};        ///< Partial, case-insensitive match on name or filename.
+    std::optional<asset_type> type{};      ///< The API accepts external and licence only.
+    std::optional<std::int32_t> page{};    ///< >= 1 (server default 1).
+    std::optional<std::int32_t> per_page{};  ///< 1 .. 250 (server default 25).
 };
 BOOST_DESCRIBE_STRUCT(asset_query, (), (q, type, page, per_page))
 
@@ -161,15 +161,15 @@ BOOST_DESCRIBE_STRUCT(asset_query, (), (q, type, page, per_page))
 /// GET /assets
 struct asset_list
 {
-    std::vector<asset> assets;
-    digital_delivery::pagination pagination;
+    std::vector<asset> assets{};
+    digital_delivery::pagination pagination{};
 };
 BOOST_DESCRIBE_STRUCT(asset_list, (), (assets, pagination))
 
 /// GET/PATCH /assets/{id}: `{"asset": ...}`
 struct asset_envelope
 {
-    digital_delivery::asset asset;
+    digital_delivery::asset asset{};
 };
 BOOST_DESCRIBE_STRUCT(asset_envelope, (), (asset))
 
@@ -177,8 +177,8 @@ BOOST_DESCRIBE_STRUCT(asset_envelope, (), (asset))
 /// handle for internal assets.
 struct asset_with_upload
 {
-    digital_delivery::asset asset;
-    std::optional<upload_handle> upload;
+    digital_delivery::asset asset{};
+    std::optional<upload_handle> upload{};
 };
 BOOST_DESCRIBE_STRUCT(asset_with_upload, (), (asset, upload))
 

@@ -44,10 +44,10 @@ struct beast_tls_params
     /// A PEM file of trusted CA certificates (default: empty). When both
     /// ca_file and ca_path are empty the system trust store is used
     /// (OpenSSL's default verify paths).
-    std::string ca_file;
+    std::string ca_file{};
 
     /// A directory of hashed CA certificates (c_rehash layout) (default: empty).
-    std::string ca_path;
+    std::string ca_path{};
 };
 
 /// HTTP proxy settings of a beast_transport (docs/proxies.md). https://
@@ -60,13 +60,13 @@ struct beast_proxy_params
     /// (scheme optional, port default 1080; user and password
     /// percent-encoded, sent as Basic Proxy-Authorization and never logged).
     /// Default: empty, no proxy (unless from_environment).
-    std::string url;
+    std::string url{};
 
     /// Hosts reached directly: names, domain suffixes ("example.com" and
     /// ".example.com" both match example.com and its subdomains) and IP
     /// addresses, separated by commas or spaces; "*" for every host. No CIDR
     /// ranges. Default: empty.
-    std::string no_proxy;
+    std::string no_proxy{};
 
     /// When `url` is empty, read https_proxy / HTTPS_PROXY (for https://),
     /// http_proxy / HTTP_PROXY (for http://) and, when `no_proxy` is empty,

@@ -28,11 +28,11 @@ struct client_params
 {
     /// Absolute http(s) URL of the API, its path ending in /api/v1/external.
     /// A trailing slash is ignored. Required.
-    std::string base_url;
+    std::string base_url{};
 
     /// The store's API key, sent as X-Auth-Token. It is never logged and never
     /// appears in diagnostics or error messages. Required.
-    std::string api_key;
+    std::string api_key{};
 
     /// Sent as User-Agent.
     std::string user_agent = default_user_agent;
@@ -59,7 +59,9 @@ struct client_params
     /// The client-side token bucket (default: the API's 40 points per 60 s).
     /// Every client of the same (base_url, api_key) in the process shares one
     /// bucket (with rate_limit.store = shared_memory: every process of the
-    /// host); the first client's settings create it. See docs/rate-limiting.md.
+    /// host; with rate_limit.store = redis: every process of every host using
+    /// that Redis server); the first client's settings create it. See
+    /// docs/rate-limiting.md.
     rate_limit_params rate_limit{};
 
     /// Retries of transient failures (429, 5xx, timeouts, connection errors):

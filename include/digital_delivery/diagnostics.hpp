@@ -26,27 +26,27 @@ struct diagnostics
     /// The server's words: its `error` message (single-error shape), or the
     /// messages of its `errors` list joined with "; " (validation shape), or
     /// the storage's `<Message>` for an S3-style XML error.
-    std::string server_message;
+    std::string server_message{};
 
     /// The server's `errors` list (validation shape), one message each.
-    std::vector<std::string> server_errors;
+    std::vector<std::string> server_errors{};
 
     /// The server's machine-readable code: `code` in a JSON body (quota
     /// failures) or `<Code>` of a storage XML error (e.g. SignatureDoesNotMatch).
-    std::string code;
+    std::string code{};
 
     /// Retry-After of a 429, when present.
-    std::optional<std::chrono::milliseconds> retry_after;
+    std::optional<std::chrono::milliseconds> retry_after{};
 
     /// The failing request: "GET", its host (and port, when the URL gives one;
     /// never user info) and its path without query string.
-    std::string method;
-    std::string host;
-    std::string path;
+    std::string method{};
+    std::string host{};
+    std::string path{};
 
     /// The client's own explanation (which argument was rejected, which
     /// response field failed to decode and why).
-    std::string client_message;
+    std::string client_message{};
 
     /// Attempts made (1 when not retried) and time spent waiting for the rate
     /// limiter and retry backoff.

@@ -29,17 +29,17 @@ namespace digital_delivery {
 
 struct digital_product
 {
-    std::string id;
-    std::optional<std::int64_t> store_product_id;
-    std::optional<std::int64_t> store_variant_id;  ///< Empty: linked at product level (all variants).
-    std::vector<asset_summary> assets;
+    std::string id{};
+    std::optional<std::int64_t> store_product_id{};
+    std::optional<std::int64_t> store_variant_id{};  ///< Empty: linked at product level (all variants).
+    std::vector<asset_summary> assets{};
     bool upsert_always{};  ///< A new copy of the assets per order (e.g. unique licence keys).
-    std::optional<std::string> custom_message;
+    std::optional<std::string> custom_message{};
     bool preorder_enabled{};
-    std::optional<timestamp> preorder_launch_date;
-    std::optional<std::string> preorder_subject;
-    std::optional<std::string> preorder_heading;
-    std::optional<std::string> preorder_description;
+    std::optional<timestamp> preorder_launch_date{};
+    std::optional<std::string> preorder_subject{};
+    std::optional<std::string> preorder_heading{};
+    std::optional<std::string> preorder_description{};
     timestamp created_at{};
     timestamp updated_at{};
 };
@@ -57,15 +57,15 @@ BOOST_DESCRIBE_STRUCT(
 struct new_digital_product
 {
     std::int64_t store_product_id{};
-    std::optional<std::int64_t> store_variant_id;  ///< Omit to link all variants.
-    id_list asset_ids;
-    std::optional<bool> upsert_always;
-    std::optional<string_ref> custom_message;
-    std::optional<bool> preorder_enabled;
-    std::optional<timestamp> preorder_launch_date;
-    std::optional<string_ref> preorder_subject;
-    std::optional<string_ref> preorder_heading;
-    std::optional<string_ref> preorder_description;
+    std::optional<std::int64_t> store_variant_id{};  ///< Omit to link all variants.
+    id_list asset_ids{};
+    std::optional<bool> upsert_always{};
+    std::optional<string_ref> custom_message{};
+    std::optional<bool> preorder_enabled{};
+    std::optional<timestamp> preorder_launch_date{};
+    std::optional<string_ref> preorder_subject{};
+    std::optional<string_ref> preorder_heading{};
+    std::optional<string_ref> preorder_description{};
 };
 BOOST_DESCRIBE_STRUCT(
     new_digital_product,
@@ -78,14 +78,14 @@ BOOST_DESCRIBE_STRUCT(
 /// helpers for edits).
 struct digital_product_update
 {
-    std::optional<id_list> asset_ids;
-    std::optional<bool> upsert_always;
-    std::optional<string_ref> custom_message;
-    std::optional<bool> preorder_enabled;
-    std::optional<timestamp> preorder_launch_date;
-    std::optional<string_ref> preorder_subject;
-    std::optional<string_ref> preorder_heading;
-    std::optional<string_ref> preorder_description;
+    std::optional<id_list> asset_ids{};
+    std::optional<bool> upsert_always{};
+    std::optional<string_ref> custom_message{};
+    std::optional<bool> preorder_enabled{};
+    std::optional<timestamp> preorder_launch_date{};
+    std::optional<string_ref> preorder_subject{};
+    std::optional<string_ref> preorder_heading{};
+    std::optional<string_ref> preorder_description{};
 };
 BOOST_DESCRIBE_STRUCT(
     digital_product_update,
@@ -97,39 +97,39 @@ BOOST_DESCRIBE_STRUCT(
 /// use {{ order.name }}, {{ customer.name }}, {{ shop.name }}.
 struct notify_buyers_request
 {
-    std::optional<string_ref> subject;
-    std::optional<string_ref> body;
+    std::optional<string_ref> subject{};
+    std::optional<string_ref> body{};
 };
 BOOST_DESCRIBE_STRUCT(notify_buyers_request, (), (subject, body))
 
 /// GET /digital_products query.
 struct digital_product_query
 {
-    std::optional<std::int64_t> store_product_id;  ///< Includes variant-level links.
-    std::optional<std::int32_t> page;              ///< >= 1.
-    std::optional<std::int32_t> per_page;          ///< 1 .. 100.
+    std::optional<std::int64_t> store_product_id{};  ///< Includes variant-level links.
+    std::optional<std::int32_t> page{};              ///< >= 1.
+    std::optional<std::int32_t> per_page{};          ///< 1 .. 100.
 };
 BOOST_DESCRIBE_STRUCT(digital_product_query, (), (store_product_id, page, per_page))
 
 /// GET /digital_products
 struct digital_product_list
 {
-    std::vector<digital_product> digital_products;
-    digital_delivery::pagination pagination;
+    std::vector<digital_product> digital_products{};
+    digital_delivery::pagination pagination{};
 };
 BOOST_DESCRIBE_STRUCT(digital_product_list, (), (digital_products, pagination))
 
 /// `{"digital_product": ...}`
 struct digital_product_envelope
 {
-    digital_delivery::digital_product digital_product;
+    digital_delivery::digital_product digital_product{};
 };
 BOOST_DESCRIBE_STRUCT(digital_product_envelope, (), (digital_product))
 
 /// POST /digital_products/{id}/notify_buyers (202)
 struct notify_buyers_result
 {
-    std::string digital_product_id;
+    std::string digital_product_id{};
     std::int64_t notified_count{};  ///< Orders queued.
 };
 BOOST_DESCRIBE_STRUCT(notify_buyers_result, (), (digital_product_id, notified_count))

@@ -33,25 +33,25 @@ BOOST_DESCRIBE_ENUM(watermark_status, not_applicable, processing, ready)
 /// One file or licence key of an order.
 struct download_entry
 {
-    std::string id;
-    std::string product_name;
-    std::string file_name;     ///< "Licence Key" for licence keys.
-    std::string file_type;     ///< MIME type; "licence/key" for licence keys.
+    std::string id{};
+    std::string product_name{};
+    std::string file_name{};     ///< "Licence Key" for licence keys.
+    std::string file_type{};     ///< MIME type; "licence/key" for licence keys.
     std::int64_t file_size_bytes{};
-    std::optional<std::string> download_url;  ///< Null when not downloadable or while processing.
+    std::optional<std::string> download_url{};  ///< Null when not downloadable or while processing.
     bool is_watermarked{};
-    open_enum<digital_delivery::watermark_status> watermark_status;
+    open_enum<digital_delivery::watermark_status> watermark_status{};
     std::int64_t download_count{};
-    std::optional<std::int64_t> download_limit;  ///< Empty: unlimited.
+    std::optional<std::int64_t> download_limit{};  ///< Empty: unlimited.
     bool download_limit_reached{};
-    std::optional<timestamp> expires_at;
+    std::optional<timestamp> expires_at{};
     bool download_expired{};
     bool access_revoked{};
     bool is_preorder{};
-    std::optional<timestamp> preorder_available_at;
+    std::optional<timestamp> preorder_available_at{};
     bool preorder_released{};
     bool is_licence_key{};
-    std::optional<std::string> licence_key;
+    std::optional<std::string> licence_key{};
     bool downloadable{};  ///< The master flag.
 
     /// True while the client should poll again before using download_url:
@@ -71,9 +71,9 @@ BOOST_DESCRIBE_STRUCT(
 /// GET /orders/{id}/downloads
 struct order_downloads
 {
-    std::string order_id;
-    std::string order_name;
-    std::vector<download_entry> downloads;
+    std::string order_id{};
+    std::string order_name{};
+    std::vector<download_entry> downloads{};
 };
 BOOST_DESCRIBE_STRUCT(order_downloads, (), (order_id, order_name, downloads))
 

@@ -63,16 +63,16 @@ public:
     /// strings; a temporary std::string is refused (dd::string_ref).
     struct field
     {
-        string_ref name;
-        string_ref value;
+        string_ref name{};
+        string_ref value{};
     };
 
     /// A field you read (iteration, operator[]): views of this object's
     /// buffer, valid while it lives.
     struct field_view
     {
-        std::string_view name;
-        std::string_view value;
+        std::string_view name{};
+        std::string_view value{};
     };
 
     /// Appends a field (duplicates allowed, as on the wire).
@@ -179,20 +179,20 @@ struct http_request
 
     /// Absolute URL: scheme://host[:port]/path[?query]. Sent byte-exact (a
     /// presigned query string is not re-encoded).
-    std::string url;
+    std::string url{};
 
     /// Fields to send. The transport adds Host, Content-Length and, if absent,
     /// User-Agent; it adds nothing else.
-    http_headers headers;
+    http_headers headers{};
 
     /// The body when `body_stream` is null (may be empty).
-    std::string body;
+    std::string body{};
 
     /// A streaming body (uploads). When set, `body` is ignored.
-    std::shared_ptr<body_source> body_stream;
+    std::shared_ptr<body_source> body_stream{};
 
     /// Progress of a streaming body; may be empty.
-    body_progress_fn on_body_progress;
+    body_progress_fn on_body_progress{};
 
     /// True when the request may be sent again on a fresh connection if a
     /// pooled connection turns out to be closed before any response byte.
@@ -207,8 +207,8 @@ struct http_request
 struct http_response
 {
     unsigned status = 0;
-    http_headers headers;
-    std::string body;
+    http_headers headers{};
+    std::string body{};
 };
 
 }  // namespace digital_delivery

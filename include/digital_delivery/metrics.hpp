@@ -24,8 +24,8 @@ namespace digital_delivery {
 /// A histogram of durations in seconds.
 struct duration_histogram
 {
-    std::vector<double> bounds;         ///< Upper bounds of the buckets, seconds, increasing.
-    std::vector<std::uint64_t> counts;  ///< Observations per bucket (not cumulative); one more than bounds (+Inf).
+    std::vector<double> bounds{};         ///< Upper bounds of the buckets, seconds, increasing.
+    std::vector<std::uint64_t> counts{};  ///< Observations per bucket (not cumulative); one more than bounds (+Inf).
     std::uint64_t count = 0;            ///< Observations.
     double sum = 0;                     ///< Their sum, seconds.
 };
@@ -36,34 +36,34 @@ struct metrics_snapshot
     /// `http.client.request.duration`: one observation per attempt (API and storage).
     struct request_series
     {
-        std::string endpoint;        ///< request_info::endpoint ("get_order", "upload_body"...).
-        std::string method;          ///< http.request.method
-        std::string server_address;  ///< server.address
+        std::string endpoint{};        ///< request_info::endpoint ("get_order", "upload_body"...).
+        std::string method{};          ///< http.request.method
+        std::string server_address{};  ///< server.address
         unsigned status = 0;         ///< http.response.status_code (0: no response)
-        std::string error_type;      ///< error.type ("" for success)
-        duration_histogram duration;
+        std::string error_type{};      ///< error.type ("" for success)
+        duration_histogram duration{};
     };
     /// One observation per operation (retries and waits included).
     struct operation_series
     {
-        std::string endpoint;
-        std::string method;
-        std::string error_type;
-        duration_histogram duration;
+        std::string endpoint{};
+        std::string method{};
+        std::string error_type{};
+        duration_histogram duration{};
     };
     struct retry_series
     {
-        std::string endpoint;
-        std::string reason;  ///< error_type() of the failed attempt
+        std::string endpoint{};
+        std::string reason{};  ///< error_type() of the failed attempt
         std::uint64_t count = 0;
     };
 
-    std::vector<request_series> requests;
-    std::vector<operation_series> operations;
-    std::vector<retry_series> retries;
+    std::vector<request_series> requests{};
+    std::vector<operation_series> operations{};
+    std::vector<retry_series> retries{};
     std::uint64_t rate_limited_responses = 0;  ///< 429 responses.
     std::uint64_t throttle_pauses = 0;         ///< Pauses of the shared bucket after a 429.
-    duration_histogram limiter_wait;           ///< Time waited for rate-limit points.
+    duration_histogram limiter_wait{};           ///< Time waited for rate-limit points.
     std::uint64_t upload_bytes = 0;            ///< Body bytes of uploads the storage accepted.
 };
 

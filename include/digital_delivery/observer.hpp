@@ -37,22 +37,22 @@ struct request_info
     /// template for a descriptor without `name`); "raw" for raw requests;
     /// "upload_body" for the PUT of an upload's body to the storage, and
     /// "upload" for the upload operation as a whole.
-    std::string_view endpoint;
+    std::string_view endpoint{};
     http_method method = http_method::get;
     /// "/orders/{id}/downloads"; the storage path for "upload_body".
-    std::string_view path_template;
+    std::string_view path_template{};
     /// The path as sent, ids percent-encoded, without query string.
-    std::string_view path;
+    std::string_view path{};
     /// The first path parameter's value as sent (percent-encoded), or "".
-    std::string_view id;
+    std::string_view id{};
     /// host[:port] of the server (the API or the storage), never user info.
-    std::string_view server_address;
+    std::string_view server_address{};
 };
 
 /// An attempt is about to be sent (after the rate limiter granted it).
 struct request_start_event
 {
-    request_info request;
+    request_info request{};
     unsigned attempt = 1;  ///< 1 for the first attempt, 2 for the first retry...
     priority prio = priority::normal;
 };
@@ -60,12 +60,12 @@ struct request_start_event
 /// An attempt ended: with a status, or with a transport error (status 0).
 struct response_event
 {
-    request_info request;
+    request_info request{};
     unsigned attempt = 1;
     unsigned status = 0;  ///< 0 when no response was received.
     /// The transport's error, or the status mapped to an error (api_errc...),
     /// empty for 2xx.
-    error_code error;
+    error_code error{};
     std::chrono::steady_clock::duration duration{};  ///< Send to response (this attempt).
     std::size_t request_bytes = 0;                   ///< Body bytes sent (an upload's size).
     std::size_t response_bytes = 0;                  ///< Body bytes received.
@@ -80,9 +80,9 @@ struct response_event
 /// A failed attempt will be retried after `delay`.
 struct retry_event
 {
-    request_info request;
+    request_info request{};
     unsigned attempt = 1;  ///< The attempt that failed.
-    error_code reason;     ///< Its error (e.g. api_errc::rate_limited, a transport error).
+    error_code reason{};     ///< Its error (e.g. api_errc::rate_limited, a transport error).
     unsigned status = 0;   ///< Its status, 0 for none.
     std::chrono::milliseconds delay{0};
 };
@@ -90,37 +90,37 @@ struct retry_event
 /// The client-side rate limiter granted (or refused) points.
 struct limiter_wait_event
 {
-    request_info request;
+    request_info request{};
     int points = 1;
     priority prio = priority::normal;
     std::chrono::steady_clock::duration waited{};
-    error_code error;  ///< rate_limit_wait_exceeds_deadline, operation_aborted, or empty.
+    error_code error{};  ///< rate_limit_wait_exceeds_deadline, operation_aborted, or empty.
 };
 
 /// Progress of an upload's body (the same reports as upload_options::on_progress).
 struct upload_progress_event
 {
-    std::string_view asset_id;
-    std::string_view server_address;  ///< The storage's host[:port].
-    std::string_view path;            ///< The storage path, no query string.
-    upload_progress progress;
+    std::string_view asset_id{};
+    std::string_view server_address{};  ///< The storage's host[:port].
+    std::string_view path{};            ///< The storage path, no query string.
+    upload_progress progress{};
 };
 
 /// An upload asks for a new presigned URL.
 struct upload_refresh_event
 {
-    std::string_view asset_id;
+    std::string_view asset_id{};
     /// "expiring": the URL expires within url_refresh_margin;
     /// "rejected": the storage refused the old one (expired or signature).
-    std::string_view reason;
+    std::string_view reason{};
 };
 
 /// An operation ended (after its retries). For a request function this is the
 /// end of the HTTP exchange: a body that then fails to decode is not reported.
 struct operation_end_event
 {
-    request_info request;
-    error_code error;
+    request_info request{};
+    error_code error{};
     /// Never null: the caller's diagnostics when one was passed; otherwise,
     /// for a failure, the client's own (the server's words, the client's
     /// message), and for a success an empty object. No secrets: see diagnostics.

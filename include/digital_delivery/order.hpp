@@ -56,14 +56,14 @@ BOOST_DESCRIBE_ENUM(order_sort, created_at_desc, created_at_asc, name_asc, name_
 
 struct order
 {
-    std::string id;
-    std::string name;   ///< e.g. "#1001".
-    std::string email;  ///< Customer email.
-    std::optional<std::string> phone;
-    std::optional<open_enum<digital_delivery::financial_status>> financial_status;
-    std::optional<std::string> fulfillment_status;  ///< "fulfilled", "partial", ... (the full list is not documented).
-    std::optional<std::string> total_price;         ///< Decimal amount as text, e.g. "19.99".
-    std::optional<std::string> currency;            ///< ISO 4217.
+    std::string id{};
+    std::string name{};   ///< e.g. "#1001".
+    std::string email{};  ///< Customer email.
+    std::optional<std::string> phone{};
+    std::optional<open_enum<digital_delivery::financial_status>> financial_status{};
+    std::optional<std::string> fulfillment_status{};  ///< "fulfilled", "partial", ... (the full list is not documented).
+    std::optional<std::string> total_price{};         ///< Decimal amount as text, e.g. "19.99".
+    std::optional<std::string> currency{};            ///< ISO 4217.
     timestamp created_at{};
     std::int64_t download_count{};  ///< Across all files of the order.
 };
@@ -76,16 +76,16 @@ BOOST_DESCRIBE_STRUCT(
 /// GET /orders query. Unset fields are not sent.
 struct order_query
 {
-    std::optional<string_ref> q;      ///< Partial match on order name/number or email.
-    std::optional<string_ref> email;  ///< Partial match on email.
-    std::optional<financial_status> status;
-    std::optional<std::int64_t> store_product_id;
-    std::optional<string_ref> digital_product_id;
-    std::optional<date> created_at_min;  ///< Created on or after (YYYY-MM-DD).
-    std::optional<date> created_at_max;  ///< Created on or before.
-    std::optional<std::int32_t> page;      ///< >= 1.
-    std::optional<std::int32_t> per_page;  ///< 1 .. 250.
-    std::optional<order_sort> sort;
+    std::optional<string_ref> q{};      ///< Partial match on order name/number or email.
+    std::optional<string_ref> email{};  ///< Partial match on email.
+    std::optional<financial_status> status{};
+    std::optional<std::int64_t> store_product_id{};
+    std::optional<string_ref> digital_product_id{};
+    std::optional<date> created_at_min{};  ///< Created on or after (YYYY-MM-DD).
+    std::optional<date> created_at_max{};  ///< Created on or before.
+    std::optional<std::int32_t> page{};      ///< >= 1.
+    std::optional<std::int32_t> per_page{};  ///< 1 .. 250.
+    std::optional<order_sort> sort{};
 };
 BOOST_DESCRIBE_STRUCT(
     order_query,
@@ -96,14 +96,14 @@ BOOST_DESCRIBE_STRUCT(
 /// POST /orders/{id}/attach_assets (Beta) and DELETE /orders/{id}/detach_assets (Beta) body.
 struct asset_ids_request
 {
-    id_list asset_ids;  ///< Non-empty.
+    id_list asset_ids{};  ///< Non-empty.
 };
 BOOST_DESCRIBE_STRUCT(asset_ids_request, (), (asset_ids))
 
 /// POST /orders/{id}/notify (Beta) body (optional).
 struct notify_request
 {
-    std::optional<string_ref> email;  ///< Overrides the recipient.
+    std::optional<string_ref> email{};  ///< Overrides the recipient.
 };
 BOOST_DESCRIBE_STRUCT(notify_request, (), (email))
 
@@ -112,23 +112,23 @@ BOOST_DESCRIBE_STRUCT(notify_request, (), (email))
 /// GET /orders
 struct order_list
 {
-    std::vector<order> orders;
-    digital_delivery::pagination pagination;
+    std::vector<order> orders{};
+    digital_delivery::pagination pagination{};
 };
 BOOST_DESCRIBE_STRUCT(order_list, (), (orders, pagination))
 
 /// `{"order": ...}`
 struct order_envelope
 {
-    digital_delivery::order order;
+    digital_delivery::order order{};
 };
 BOOST_DESCRIBE_STRUCT(order_envelope, (), (order))
 
 /// POST /orders/{id}/attach_assets: the order and every asset attached to it.
 struct attach_assets_result
 {
-    digital_delivery::order order;
-    std::vector<attached_asset> attached_assets;  ///< Includes assets attached earlier.
+    digital_delivery::order order{};
+    std::vector<attached_asset> attached_assets{};  ///< Includes assets attached earlier.
 };
 BOOST_DESCRIBE_STRUCT(attach_assets_result, (), (order, attached_assets))
 
@@ -137,15 +137,15 @@ BOOST_DESCRIBE_STRUCT(attach_assets_result, (), (order, attached_assets))
 /// decode it tolerantly: every field is optional and an empty body is fine.
 struct detach_assets_result
 {
-    std::optional<digital_delivery::order> order;
-    std::optional<std::vector<attached_asset>> attached_assets;
+    std::optional<digital_delivery::order> order{};
+    std::optional<std::vector<attached_asset>> attached_assets{};
 };
 BOOST_DESCRIBE_STRUCT(detach_assets_result, (), (order, attached_assets))
 
 /// POST /orders/{id}/notify
 struct notify_result
 {
-    digital_delivery::order order;
+    digital_delivery::order order{};
     bool notified{};  ///< True when the email was queued.
     timestamp notified_at{};
 };

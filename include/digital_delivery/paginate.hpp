@@ -181,13 +181,13 @@ struct paginate_state
                 page_index = k;
     }
 
-    std::shared_ptr<client_impl> impl;
-    query_params params;         // the encoded query; params[page_index] is the page
+    std::shared_ptr<client_impl> impl{};
+    query_params params{};         // the encoded query; params[page_index] is the page
     std::size_t page_index = 0;
-    error_code invalid;          // the query's own error (sent with the first request instead)
-    std::string invalid_why;
-    stored_request_options opts;
-    paginate_options popts;
+    error_code invalid{};          // the query's own error (sent with the first request instead)
+    std::string invalid_why{};
+    stored_request_options opts{};
+    paginate_options popts{};
 
     std::int64_t next_page = 1;       // the page the next request asks for
     std::int64_t requested_page = 0;  // the page of the request in flight / pending
@@ -195,13 +195,13 @@ struct paginate_state
     std::int64_t items_received = 0;
     bool busy = false;
     bool finished = false;
-    error_code sticky;  // drift under drift_policy::fail
+    error_code sticky{};  // drift under drift_policy::fail
     std::optional<pagination> first, last;
     std::int64_t drift_count = 0;
-    error_code last_drift;
+    error_code last_drift{};
 
-    std::optional<envelope> pending;  // a page received but not yet absorbed
-    std::vector<item_type> buffer;    // items of the current page (item ranges)
+    std::optional<envelope> pending{};  // a page received but not yet absorbed
+    std::vector<item_type> buffer{};    // items of the current page (item ranges)
     std::size_t pos = 0;
 
     // Takes a received page into account; returns its drift (if any).
@@ -239,8 +239,8 @@ struct paginate_next_op
     using envelope = typename state::envelope;
     using value_type = std::conditional_t<Items, typename state::item_type, envelope>;
 
-    std::shared_ptr<state> st;
-    diagnostics* diag;  // the caller's, or null
+    std::shared_ptr<state> st{};
+    diagnostics* diag{};  // the caller's, or null
     bool started = false;
     bool rejected = false;
 

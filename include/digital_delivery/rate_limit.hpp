@@ -32,9 +32,9 @@ enum class rate_limit_source
 /// The rate-limit state of one (base URL, API key).
 struct rate_limit_snapshot
 {
-    std::optional<std::int64_t> limit;      ///< X-RateLimit-Limit: points per window.
-    std::optional<std::int64_t> remaining;  ///< X-RateLimit-Remaining: points left.
-    std::optional<std::chrono::system_clock::time_point> reset;  ///< X-RateLimit-Reset.
+    std::optional<std::int64_t> limit{};      ///< X-RateLimit-Limit: points per window.
+    std::optional<std::int64_t> remaining{};  ///< X-RateLimit-Remaining: points left.
+    std::optional<std::chrono::system_clock::time_point> reset{};  ///< X-RateLimit-Reset.
     rate_limit_source source = rate_limit_source::none;
     std::chrono::system_clock::time_point observed_at{};  ///< When the figures were taken.
 };
@@ -98,11 +98,11 @@ struct redis_store_params
 
     /// ACL user name sent with AUTH (Redis 6 and later); empty: AUTH with the
     /// password alone (the `default` user). Default: empty.
-    std::string username;
+    std::string username{};
 
     /// Password sent with AUTH; empty: no AUTH. A secret: never written to
     /// logs, errors or throttle events. Default: empty.
-    std::string password;
+    std::string password{};
 
     /// Database number selected with SELECT (0 is not selected explicitly).
     /// Default: 0.
@@ -164,7 +164,7 @@ struct rate_limit_params
 
     /// The Redis server, with store == rate_limit_store::redis (ignored
     /// otherwise).
-    redis_store_params redis;
+    redis_store_params redis{};
 
     /// While the shared store cannot be used (e.g. shared memory refused,
     /// Redis down, slow past its command_timeout or refusing AUTH),
@@ -180,7 +180,7 @@ struct rate_limit_params
     /// Called with each throttle_event of the bucket (a 429 pause and its
     /// end, the shared store lost and restored), outside any lock, on the
     /// thread that noticed it. The first client of a key sets it. Default: none.
-    std::function<void(const throttle_event&)> on_throttle;
+    std::function<void(const throttle_event&)> on_throttle{};
 };
 
 /// Reported to the throttle hook.
@@ -197,7 +197,7 @@ struct throttle_event
     std::chrono::steady_clock::time_point until{};  ///< paused: end of the pause; resumed: the time it was noticed.
     std::chrono::milliseconds retry_after{0};       ///< paused: the Retry-After honoured (after the cap).
     std::size_t waiting = 0;                        ///< Requests queued at that moment.
-    std::string message;                            ///< store_unavailable: why (never the API key).
+    std::string message{};                            ///< store_unavailable: why (never the API key).
 };
 
 }  // namespace digital_delivery

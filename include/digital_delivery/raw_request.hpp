@@ -84,11 +84,11 @@ struct raw_request
 {
     http_method method = http_method::get;
     /// Relative to the base URL, starting with '/'; see the file comment.
-    string_ref path;
+    string_ref path{};
     /// Unencoded name/value pairs, encoded by the client.
-    list_ref<std::pair<std::string, std::string>> query;
+    list_ref<std::pair<std::string, std::string>> query{};
     /// JSON text of the body; empty: no body.
-    string_ref body;
+    string_ref body{};
 };
 
 namespace detail {
@@ -115,8 +115,8 @@ DIGITAL_DELIVERY_DECL void launch_raw(std::shared_ptr<client_impl> impl, prepare
 struct raw_decoding_handler
 {
     using inner_handler_type = raw_json_handler;
-    inner_handler_type handler;
-    diagnostics* diag;
+    inner_handler_type handler{};
+    diagnostics* diag{};
     DIGITAL_DELIVERY_DECL void operator()(error_code ec, http_response r);
 };
 

@@ -24,25 +24,25 @@ namespace digital_delivery {
 struct request_options
 {
     /// Overrides client_params::request_timeout for each attempt.
-    std::optional<std::chrono::milliseconds> timeout;
+    std::optional<std::chrono::milliseconds> timeout{};
 
     /// One deadline for the whole operation: rate-limit waits, retry backoff
     /// and every attempt. Expiry: client_errc::deadline_exceeded, or
     /// client_errc::rate_limit_wait_exceeds_deadline when the points cannot
     /// arrive in time (known at once, nothing is sent).
-    std::optional<std::chrono::steady_clock::time_point> deadline;
+    std::optional<std::chrono::steady_clock::time_point> deadline{};
 
     /// Scheduling class when waiting for rate-limit points.
     priority prio = priority::normal;
 
     /// Overrides client_params::retry for this request.
-    std::optional<retry_params> retry;
+    std::optional<retry_params> retry{};
 
     /// Extra header fields (names must not be X-Auth-Token, Host,
     /// Content-Length or Transfer-Encoding; no CR or LF):
     /// `const dd::http_headers::field trace[] = {{"X-Trace", id}};`
     /// then `.extra_headers = trace`.
-    list_ref<http_headers::field> extra_headers;
+    list_ref<http_headers::field> extra_headers{};
 };
 
 namespace detail {

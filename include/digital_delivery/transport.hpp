@@ -58,7 +58,7 @@ struct transport_base
 template <class Ptr>
 struct transport_holder final : transport_base
 {
-    Ptr p;
+    Ptr p{};
     explicit transport_holder(Ptr ptr) : p(std::move(ptr)) {}
     boost::asio::any_io_executor get_executor() override { return p->get_executor(); }
     void async_send(http_request&& req, transport_handler h) override { p->async_send(std::move(req), std::move(h)); }

@@ -160,11 +160,11 @@ namespace detail {
 struct upload_request
 {
     bool replace = false;
-    std::string asset_id;  ///< replace only
-    std::string filename;
-    std::optional<std::string> content_type;
-    std::optional<std::string> name;
-    std::optional<bool> watermark_asset;
+    std::string asset_id{};  ///< replace only
+    std::string filename{};
+    std::optional<std::string> content_type{};
+    std::optional<std::string> name{};
+    std::optional<bool> watermark_asset{};
 };
 
 using upload_handler = boost::asio::any_completion_handler<void(error_code, asset)>;

@@ -26,13 +26,13 @@ namespace digital_delivery {
 struct upload_asset_params
 {
     /// Suggested attachment name on download. Required.
-    string_ref filename;
+    string_ref filename{};
     /// MIME type (default: the API's `application/octet-stream`).
-    std::optional<string_ref> content_type;
+    std::optional<string_ref> content_type{};
     /// Display name.
-    std::optional<string_ref> name;
+    std::optional<string_ref> name{};
     /// PDF watermarking on delivery.
-    std::optional<bool> watermark_asset;
+    std::optional<bool> watermark_asset{};
 };
 
 /// What POST /assets/{id}/replace is told about the new body. byte_size is
@@ -40,9 +40,9 @@ struct upload_asset_params
 struct replace_asset_params
 {
     /// Required.
-    string_ref filename;
+    string_ref filename{};
     /// Default: the asset's current content type.
-    std::optional<string_ref> content_type;
+    std::optional<string_ref> content_type{};
 };
 
 /// One progress report. Reports are monotonic: bytes_sent never decreases,
@@ -65,7 +65,7 @@ struct upload_options
     /// most every `progress_interval` (or every `progress_step_bytes` when
     /// that is non-zero), and once at the end with bytes_sent == total, after
     /// the storage accepted the body.
-    std::function<void(const upload_progress&)> on_progress;
+    std::function<void(const upload_progress&)> on_progress{};
 
     /// Minimum time between two progress reports (default: 100 ms).
     std::chrono::milliseconds progress_interval{100};

@@ -46,8 +46,8 @@ namespace detail {
 struct uring_read_handler
 {
     using inner_handler_type = body_source::read_handler;
-    inner_handler_type handler;
-    std::uint64_t* offset;
+    inner_handler_type handler{};
+    std::uint64_t* offset{};
 
     void operator()(error_code ec, std::size_t n)
     {

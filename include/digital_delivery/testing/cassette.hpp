@@ -86,16 +86,16 @@ struct cassette_options
     /// placeholder throughout the cassette (e.g. {"email", "licence_key"}).
     /// Their values are also replaced wherever else they appear in the cassette
     /// (values of 6 characters or more).
-    std::vector<std::string> masked_fields;
+    std::vector<std::string> masked_fields{};
 
     /// Query parameters masked in addition to the built-in list (signatures
     /// and credentials of presigned URLs: X-Amz-Signature, X-Amz-Credential,
     /// X-Amz-Security-Token, Signature, X-Goog-Signature, ...): recorded as "REDACTED".
-    std::vector<std::string> masked_query_parameters;
+    std::vector<std::string> masked_query_parameters{};
 
     /// Header fields masked in addition to the built-in list (X-Auth-Token,
     /// Authorization, Proxy-Authorization, Cookie, Set-Cookie, X-Amz-Security-Token).
-    std::vector<std::string> masked_headers;
+    std::vector<std::string> masked_headers{};
 
     /// Replaying: which exchange answers a request.
     match_order order = match_order::first_unused;

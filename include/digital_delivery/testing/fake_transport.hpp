@@ -204,9 +204,9 @@ private:
         // forever: only ever move-construct it.)
         pending(const boost::asio::any_io_executor& ex, transport_handler h) : timer(ex), handler(std::move(h)) {}
         detail::timer timer;
-        transport_handler handler;
-        error_code error;
-        http_response response;
+        transport_handler handler{};
+        error_code error{};
+        http_response response{};
         bool done = false;
     };
 
@@ -275,12 +275,12 @@ private:
             : req(std::move(r)), e(std::move(x)), h(std::move(handler))
         {
         }
-        http_request req;
-        expectation e;
-        transport_handler h;
+        http_request req{};
+        expectation e{};
+        transport_handler h{};
         std::vector<char> buf = std::vector<char>(16384);
         std::uint64_t sent = 0;
-        std::string received;  // kept only for small bodies (tests compare bytes)
+        std::string received{};  // kept only for small bodies (tests compare bytes)
     };
 
     void drain(http_request req, expectation e, transport_handler h)

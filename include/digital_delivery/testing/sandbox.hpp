@@ -82,16 +82,16 @@ public:
     /// A store created with create_store().
     struct store
     {
-        std::string id;        ///< "s1", "s2", ...
-        std::string api_key;   ///< its X-Auth-Token (selects the store)
-        std::string base_url;  ///< origin + "/api/v1/external" (the same for every store)
-        std::string origin;    ///< http://127.0.0.1:PORT (its /sandbox/... endpoints are here)
+        std::string id{};        ///< "s1", "s2", ...
+        std::string api_key{};   ///< its X-Auth-Token (selects the store)
+        std::string base_url{};  ///< origin + "/api/v1/external" (the same for every store)
+        std::string origin{};    ///< http://127.0.0.1:PORT (its /sandbox/... endpoints are here)
     };
 
     /// A store's clock, as answered by /sandbox/clock.
     struct clock_reading
     {
-        std::string now;            ///< the store's current time, ISO 8601 UTC
+        std::string now{};            ///< the store's current time, ISO 8601 UTC
         std::int64_t offset_ms = 0;  ///< how far it is ahead of the wall clock in total
     };
 
@@ -99,8 +99,8 @@ public:
     struct response
     {
         int status = 0;
-        std::vector<std::pair<std::string, std::string>> headers;
-        std::string body;
+        std::vector<std::pair<std::string, std::string>> headers{};
+        std::string body{};
 
         /// The value of the first header named `name` (case-insensitive), or "".
         std::string header(const std::string& name) const
