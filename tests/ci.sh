@@ -108,4 +108,11 @@ printf '%s\n' "${summary[@]}"
 passed_steps=$(printf '%s\n' "${summary[@]}" | grep -c ' passed ')
 failed_steps=$(printf '%s\n' "${summary[@]}" | grep -c ' FAILED ')
 echo "steps: $passed_steps passed, $failed_steps failed"
+# The documentation's snippets (docs_snippets of 1/4): compiled N, run M, and
+# why each of the others does not run.
+docs_log="$out/gcc/Testing/Temporary/LastTest.log"
+if [ -f "$docs_log" ] && grep -q '^snippets: ' "$docs_log"; then
+  echo "== documentation snippets (1/4)"
+  sed -n '/^snippets: /,/^[^ ]/{/^snippets: \|^  /p}' "$docs_log"
+fi
 exit $failed

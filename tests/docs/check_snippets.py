@@ -432,6 +432,11 @@ def run_program(snippets, include_dir, pch=False):
         out.append('        catch (...) { FAIL() << "the snippet threw"; }')
         out.append("    }")
         out.append("}")
+    out.append("int main(int argc, char** argv)")
+    out.append("{")
+    out.append("    testing::InitGoogleTest(&argc, argv);")
+    out.append("    return RUN_ALL_TESTS();")
+    out.append("}")
     return "\n".join(out) + "\n"
 
 
@@ -476,7 +481,7 @@ def build_and_run(snippets, args, work_dir, pch_flags):
 
 def first_errors(output, n):
     lines = output.splitlines()
-    errors = [l for l in lines if re.search(r"\b(error|fatal error)\b:", l)]
+    errors = [l for l in lines if re.search(r"\b(error|fatal error)\b:|undefined reference", l)]
     picked = errors[:n] if errors else [l for l in lines if l.strip()][:n]
     return picked
 
