@@ -6,6 +6,7 @@
 #define DIGITAL_DELIVERY_IMPL_RAW_REQUEST_IPP
 
 #include <digital_delivery/raw_request.hpp>
+#include <digital_delivery/detail/endpoint_call.hpp>  // detail::request_cost
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
