@@ -27,20 +27,24 @@ start=$(date +%s)
 summary=()
 failed=0
 
-# CPU seconds (user + system) of every finished child of this shell so far:
-# the second line of `times`, e.g. "12m3.500s 0m40.250s".
-children_cpu() {
-  times | tail -n 1 | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, t, /m|s/); s += t[1] * 60 + t[2] } printf "%d", s }'
+# Sets CPU to the CPU seconds (user + system) of every finished child of this
+# shell so far: the second line of `times`, e.g. "12m3.500s 0m40.250s".
+# `times` runs in this shell (in a $(...) subshell it would see no children).
+cpu_file=$(mktemp)
+trap 'rm -f "$cpu_file"' EXIT
+read_cpu() {
+  times > "$cpu_file"
+  CPU=$(tail -n 1 "$cpu_file" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, t, /m|s/); s += t[1] * 60 + t[2] } printf "%.0f", s }')
 }
 
 # step NAME COMMAND...: runs COMMAND, records its result, duration and CPU time.
 step() {
   local name=$1; shift
-  local t0 c0; t0=$(date +%s); c0=$(children_cpu)
+  local t0 c0; t0=$(date +%s); read_cpu; c0=$CPU
   echo "== [$(( t0 - start ))s] $name"
   local result=passed
   if ! "$@"; then result=FAILED; failed=1; fi
-  local t1 c1; t1=$(date +%s); c1=$(children_cpu)
+  local t1 c1; t1=$(date +%s); read_cpu; c1=$CPU
   summary+=("$(printf '%-44s %-7s %4ss %6s CPU-s' "$name" "$result" "$(( t1 - t0 ))" "$(( c1 - c0 ))")")
 }
 
@@ -103,7 +107,8 @@ step "4/4 build: fuzz targets, clang++-16 libFuzzer" fuzz_build
 step "4/4 fuzz: every target, 20000 runs each" fuzz_test
 
 echo
-echo "== summary ($(( $(date +%s) - start ))s in all, $(children_cpu) CPU-s)"
+read_cpu
+echo "== summary ($(( $(date +%s) - start ))s in all, $CPU CPU-s)"
 printf '%s\n' "${summary[@]}"
 passed_steps=$(printf '%s\n' "${summary[@]}" | grep -c ' passed ')
 failed_steps=$(printf '%s\n' "${summary[@]}" | grep -c ' FAILED ')
