@@ -16,7 +16,7 @@
 
 #include <digital_delivery/client.hpp>
 #include <digital_delivery/endpoints.hpp>
-#include <digital_delivery/impl/endpoint_call.hpp>  // detail::decode_response
+#include <digital_delivery/impl/engine/endpoint_call.hpp>  // detail::decode_response
 
 #include <benchmark/benchmark.h>
 #include <boost/json/monotonic_resource.hpp>

@@ -27,8 +27,8 @@
 // `multiprocess_bench --worker URL KEY STORE CAPACITY REQUESTS WINDOW` (STORE: shm, local or
 // redis:PORT:PREFIX).
 // Results: docs/performance.md ("One key, many processes").
-#include <digital_delivery/impl/internal/rate_limiter.hpp>
-#include <digital_delivery/impl/internal/shm_store.hpp>
+#include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
+#include <digital_delivery/impl/rate_limit/shm_store.hpp>
 
 #include "sandbox_process.hpp"
 #include "scheduler_load.hpp"

@@ -6,11 +6,11 @@
 // path, uncontended and with 1000 waiters. Virtual clock: only our own code
 // is measured, never the refill time.
 
-#include <digital_delivery/impl/internal/retry_policy.hpp>
-#include <digital_delivery/impl/internal/scheduler_core.hpp>
-#include <digital_delivery/impl/internal/rate_limiter.hpp>
-#include <digital_delivery/impl/internal/retry_state.hpp>
-#include <digital_delivery/impl/internal/shm_store.hpp>
+#include <digital_delivery/impl/retry/retry_policy.hpp>
+#include <digital_delivery/impl/rate_limit/sansio/scheduler_core.hpp>
+#include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
+#include <digital_delivery/impl/retry/retry_state.hpp>
+#include <digital_delivery/impl/rate_limit/shm_store.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>

@@ -31,7 +31,7 @@
 #include <digital_delivery/endpoints.hpp>
 #include <digital_delivery/json_logger.hpp>
 #include <digital_delivery/metrics.hpp>
-#include <digital_delivery/impl/endpoint_call.hpp>  // detail::decode_response
+#include <digital_delivery/impl/engine/endpoint_call.hpp>  // detail::decode_response
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>

@@ -208,7 +208,7 @@ inline error_code require_upload_handle(const asset_with_upload& r, std::string&
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/asset.ipp>
+#include <digital_delivery/impl/model/asset.ipp>
 #endif
 
 #endif

@@ -185,7 +185,7 @@ auto async_remove_assets(client& c, string_ref digital_product_id, id_list asset
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/asset_edits.ipp>
+#include <digital_delivery/impl/workflows/asset_edits.ipp>
 #endif
 
 #endif

@@ -11,7 +11,7 @@
 /// cancellation.
 ///
 /// This header is deliberately light: it includes neither Beast nor OpenSSL
-/// nor asio::ssl. The implementation lives in impl/beast_transport.ipp and is
+/// nor asio::ssl. The implementation lives in impl/http/beast_transport.ipp and is
 /// compiled once: by the translation unit that includes this header in
 /// header-only mode, or by <digital_delivery/src.hpp> in separate-compilation
 /// mode (DIGITAL_DELIVERY_SEPARATE_COMPILATION).
@@ -203,7 +203,7 @@ static_assert(transport<beast_transport>);
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/beast_transport.ipp>
+#include <digital_delivery/impl/http/beast_transport.ipp>
 #endif
 
 #endif

@@ -17,6 +17,6 @@
 /// compilation mode.
 
 #include <digital_delivery/detail/endpoint_call.hpp>
-#include <digital_delivery/impl/endpoint_call.hpp>
+#include <digital_delivery/impl/engine/endpoint_call.hpp>
 
 #endif

@@ -80,7 +80,7 @@ inline std::string joined_errors(const diagnostics& d)
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/diagnostics.ipp>
+#include <digital_delivery/impl/error/diagnostics.ipp>
 #endif
 
 #endif

@@ -144,7 +144,7 @@ DIGITAL_DELIVERY_DECL error_code validate(const digital_product_update& v, std::
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/digital_product.ipp>
+#include <digital_delivery/impl/model/digital_product.ipp>
 #endif
 
 #endif

@@ -31,7 +31,6 @@ namespace endpoints {
 
 struct list_assets : endpoint_defaults
 {
-    static constexpr std::string_view name = "list_assets";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/assets";
     using query = asset_query;
@@ -41,7 +40,6 @@ struct list_assets : endpoint_defaults
 
 struct get_asset : endpoint_defaults
 {
-    static constexpr std::string_view name = "get_asset";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/assets/{id}";
     using response = asset_envelope;
@@ -49,7 +47,6 @@ struct get_asset : endpoint_defaults
 
 struct create_asset : endpoint_defaults
 {
-    static constexpr std::string_view name = "create_asset";
     static constexpr http_method method = http_method::post;
     static constexpr std::string_view path = "/assets";
     using body = new_asset;
@@ -59,7 +56,6 @@ struct create_asset : endpoint_defaults
 
 struct update_asset : endpoint_defaults
 {
-    static constexpr std::string_view name = "update_asset";
     static constexpr http_method method = http_method::patch;
     static constexpr std::string_view path = "/assets/{id}";
     using body = asset_update;
@@ -69,7 +65,6 @@ struct update_asset : endpoint_defaults
 
 struct delete_asset : endpoint_defaults
 {
-    static constexpr std::string_view name = "delete_asset";
     static constexpr http_method method = http_method::delete_;
     static constexpr std::string_view path = "/assets/{id}";
     using response = void;
@@ -77,7 +72,6 @@ struct delete_asset : endpoint_defaults
 
 struct replace_asset : endpoint_defaults
 {
-    static constexpr std::string_view name = "replace_asset";
     static constexpr http_method method = http_method::post;
     static constexpr std::string_view path = "/assets/{id}/replace";
     using body = asset_replacement;
@@ -91,7 +85,6 @@ struct replace_asset : endpoint_defaults
 
 struct list_digital_products : endpoint_defaults
 {
-    static constexpr std::string_view name = "list_digital_products";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/digital_products";
     using query = digital_product_query;
@@ -101,7 +94,6 @@ struct list_digital_products : endpoint_defaults
 
 struct get_digital_product : endpoint_defaults
 {
-    static constexpr std::string_view name = "get_digital_product";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/digital_products/{id}";
     using response = digital_product_envelope;
@@ -109,7 +101,6 @@ struct get_digital_product : endpoint_defaults
 
 struct create_digital_product : endpoint_defaults
 {
-    static constexpr std::string_view name = "create_digital_product";
     static constexpr http_method method = http_method::post;
     static constexpr std::string_view path = "/digital_products";
     using body = new_digital_product;
@@ -119,7 +110,6 @@ struct create_digital_product : endpoint_defaults
 
 struct update_digital_product : endpoint_defaults
 {
-    static constexpr std::string_view name = "update_digital_product";
     static constexpr http_method method = http_method::patch;
     static constexpr std::string_view path = "/digital_products/{id}";
     using body = digital_product_update;
@@ -129,7 +119,6 @@ struct update_digital_product : endpoint_defaults
 
 struct delete_digital_product : endpoint_defaults
 {
-    static constexpr std::string_view name = "delete_digital_product";
     static constexpr http_method method = http_method::delete_;
     static constexpr std::string_view path = "/digital_products/{id}";
     using response = void;
@@ -137,7 +126,6 @@ struct delete_digital_product : endpoint_defaults
 
 struct notify_buyers : endpoint_defaults
 {
-    static constexpr std::string_view name = "notify_buyers";
     static constexpr http_method method = http_method::post;
     static constexpr std::string_view path = "/digital_products/{id}/notify_buyers";
     using body = notify_buyers_request;
@@ -149,7 +137,6 @@ struct notify_buyers : endpoint_defaults
 
 struct list_orders : endpoint_defaults
 {
-    static constexpr std::string_view name = "list_orders";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/orders";
     using query = order_query;
@@ -159,7 +146,6 @@ struct list_orders : endpoint_defaults
 
 struct get_order : endpoint_defaults
 {
-    static constexpr std::string_view name = "get_order";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/orders/{id}";
     using response = order_envelope;
@@ -167,7 +153,6 @@ struct get_order : endpoint_defaults
 
 struct get_order_downloads : endpoint_defaults
 {
-    static constexpr std::string_view name = "get_order_downloads";
     static constexpr http_method method = http_method::get;
     static constexpr std::string_view path = "/orders/{id}/downloads";
     using response = order_downloads;
@@ -175,7 +160,6 @@ struct get_order_downloads : endpoint_defaults
 
 struct attach_assets : endpoint_defaults
 {
-    static constexpr std::string_view name = "attach_assets";
     static constexpr http_method method = http_method::post;
     static constexpr std::string_view path = "/orders/{id}/attach_assets";
     using body = asset_ids_request;
@@ -185,7 +169,6 @@ struct attach_assets : endpoint_defaults
 
 struct detach_assets : endpoint_defaults
 {
-    static constexpr std::string_view name = "detach_assets";
     static constexpr http_method method = http_method::delete_;
     static constexpr std::string_view path = "/orders/{id}/detach_assets";
     using body = asset_ids_request;
@@ -194,7 +177,6 @@ struct detach_assets : endpoint_defaults
 
 struct notify_order : endpoint_defaults
 {
-    static constexpr std::string_view name = "notify_order";
     static constexpr http_method method = http_method::post;
     static constexpr std::string_view path = "/orders/{id}/notify";
     using body = notify_request;
@@ -230,7 +212,11 @@ struct notify_order : endpoint_defaults
     X(detach_assets) \
     X(notify_order)
 
-#define DIGITAL_DELIVERY_DETAIL_REQUEST_FN(name) inline constexpr request_fn<endpoints::name> async_##name{};
+// Each endpoint's name (observers, logs, metrics) is the one of this list.
+#define DIGITAL_DELIVERY_DETAIL_REQUEST_FN(name) \
+    template <> \
+    inline constexpr std::string_view detail::listed_endpoint_name<endpoints::name> = #name; \
+    inline constexpr request_fn<endpoints::name> async_##name{};
 DIGITAL_DELIVERY_ENDPOINTS(DIGITAL_DELIVERY_DETAIL_REQUEST_FN)
 #undef DIGITAL_DELIVERY_DETAIL_REQUEST_FN
 

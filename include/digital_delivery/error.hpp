@@ -169,7 +169,7 @@ struct is_error_condition_enum<::digital_delivery::condition> : std::true_type
 }  // namespace boost
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/error.ipp>
+#include <digital_delivery/impl/error/error.ipp>
 #endif
 
 #endif

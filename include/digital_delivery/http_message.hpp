@@ -214,7 +214,7 @@ struct http_response
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/http_message.ipp>
+#include <digital_delivery/impl/http/http_message.ipp>
 #endif
 
 #endif

@@ -82,7 +82,7 @@ private:
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/json_logger.ipp>
+#include <digital_delivery/impl/observe/json_logger.ipp>
 #endif
 
 #endif

@@ -109,7 +109,7 @@ private:
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/metrics.ipp>
+#include <digital_delivery/impl/observe/metrics.ipp>
 #endif
 
 #endif

@@ -208,7 +208,7 @@ DIGITAL_DELIVERY_DECL std::string_view to_string(throttle_event::kind k) noexcep
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/observer.ipp>
+#include <digital_delivery/impl/observe/observer.ipp>
 #endif
 
 #endif

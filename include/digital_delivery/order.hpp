@@ -161,7 +161,7 @@ DIGITAL_DELIVERY_DECL error_code validate(const notify_request& v, std::string& 
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/order.ipp>
+#include <digital_delivery/impl/model/order.ipp>
 #endif
 
 #endif

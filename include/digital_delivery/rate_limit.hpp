@@ -203,7 +203,7 @@ struct throttle_event
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/rate_limit.ipp>
+#include <digital_delivery/impl/rate_limit/rate_limit.ipp>
 #endif
 
 #endif

@@ -147,7 +147,7 @@ auto async_raw_request(client& c, const raw_request& r, Rest&&... rest)
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/raw_request.ipp>
+#include <digital_delivery/impl/engine/raw_request.ipp>
 #endif
 
 #endif

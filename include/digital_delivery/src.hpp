@@ -14,33 +14,33 @@
 #error "Define DIGITAL_DELIVERY_SEPARATE_COMPILATION to use <digital_delivery/src.hpp>"
 #endif
 
-#include <digital_delivery/impl/error.ipp>
-#include <digital_delivery/impl/json_decode.ipp>
-#include <digital_delivery/impl/http_message.ipp>
-#include <digital_delivery/impl/beast_transport.ipp>
-#include <digital_delivery/impl/rate_limit.ipp>
-#include <digital_delivery/impl/rate_limiter.ipp>
-#include <digital_delivery/impl/retry.ipp>
-#include <digital_delivery/impl/upload.ipp>
-#include <digital_delivery/impl/workflow_error.ipp>
-#include <digital_delivery/impl/raw_request.ipp>
-#include <digital_delivery/impl/asset_edits.ipp>
-#include <digital_delivery/impl/watermark.ipp>
-#include <digital_delivery/impl/timestamp.ipp>
-#include <digital_delivery/impl/diagnostics.ipp>
-#include <digital_delivery/impl/asset.ipp>
-#include <digital_delivery/impl/digital_product.ipp>
-#include <digital_delivery/impl/order.ipp>
-#include <digital_delivery/impl/client_impl.ipp>
-#include <digital_delivery/impl/observer.ipp>
-#include <digital_delivery/impl/json_logger.ipp>
-#include <digital_delivery/impl/metrics.ipp>
-#include <digital_delivery/impl/cassette.ipp>
+#include <digital_delivery/impl/error/error.ipp>
+#include <digital_delivery/impl/json/json_decode.ipp>
+#include <digital_delivery/impl/http/http_message.ipp>
+#include <digital_delivery/impl/http/beast_transport.ipp>
+#include <digital_delivery/impl/rate_limit/rate_limit.ipp>
+#include <digital_delivery/impl/rate_limit/rate_limiter.ipp>
+#include <digital_delivery/impl/retry/retry.ipp>
+#include <digital_delivery/impl/upload/upload.ipp>
+#include <digital_delivery/impl/error/workflow_error.ipp>
+#include <digital_delivery/impl/engine/raw_request.ipp>
+#include <digital_delivery/impl/workflows/asset_edits.ipp>
+#include <digital_delivery/impl/workflows/watermark.ipp>
+#include <digital_delivery/impl/model/timestamp.ipp>
+#include <digital_delivery/impl/error/diagnostics.ipp>
+#include <digital_delivery/impl/model/asset.ipp>
+#include <digital_delivery/impl/model/digital_product.ipp>
+#include <digital_delivery/impl/model/order.ipp>
+#include <digital_delivery/impl/engine/client_impl.ipp>
+#include <digital_delivery/impl/observe/observer.ipp>
+#include <digital_delivery/impl/observe/json_logger.ipp>
+#include <digital_delivery/impl/observe/metrics.ipp>
+#include <digital_delivery/impl/testing/cassette.ipp>
 
 // Everything a request function compiles per endpoint (detail::endpoint_ops),
 // once for every endpoint of endpoints.hpp.
 #include <digital_delivery/endpoints.hpp>
-#include <digital_delivery/impl/endpoint_call.hpp>
+#include <digital_delivery/impl/engine/endpoint_call.hpp>
 
 namespace digital_delivery {
 namespace detail {

@@ -60,7 +60,7 @@ DIGITAL_DELIVERY_DECL std::string format_date(date d);
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/timestamp.ipp>
+#include <digital_delivery/impl/model/timestamp.ipp>
 #endif
 
 #endif

@@ -169,7 +169,7 @@ struct upload_request
 
 using upload_handler = boost::asio::any_completion_handler<void(error_code, asset)>;
 
-/// \private The non-template body of both operations (impl/upload.ipp).
+/// \private The non-template body of both operations (impl/upload/upload.ipp).
 DIGITAL_DELIVERY_DECL void start_upload(
     std::shared_ptr<client_impl> impl,
     std::shared_ptr<body_source> src,
@@ -292,7 +292,7 @@ auto async_replace_asset_body(
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/upload.ipp>
+#include <digital_delivery/impl/upload/upload.ipp>
 #endif
 
 #endif

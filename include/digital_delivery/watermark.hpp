@@ -148,7 +148,7 @@ auto async_wait_for_downloads(client& c, string_ref order_id, Rest&&... rest)
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/watermark.ipp>
+#include <digital_delivery/impl/workflows/watermark.ipp>
 #endif
 
 #endif

@@ -58,7 +58,7 @@ struct is_error_code_enum<::digital_delivery::workflow_errc> : std::true_type
 }  // namespace boost
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/workflow_error.ipp>
+#include <digital_delivery/impl/error/workflow_error.ipp>
 #endif
 
 #endif

@@ -1,7 +1,7 @@
 // Cassettes without a process: recording through testing::fake_transport,
 // replaying through the whole client on the virtual clock (docs/cassettes.md).
 #include <digital_delivery.hpp>
-#include <digital_delivery/impl/internal/sha256.hpp>
+#include <digital_delivery/impl/crypto/sha256.hpp>
 #include <digital_delivery/testing/cassette.hpp>
 #include <digital_delivery/testing/fake_transport.hpp>
 #include <digital_delivery/testing/virtual_clock.hpp>

@@ -4,7 +4,7 @@
 // Input: byte 0 is how the peer's bytes arrive (the size of each read, and
 // whether the response body limit is the default 16 MiB or 64 bytes); the
 // rest is what the peer sends. The bytes go through the transport's sans-io
-// core (detail::response_reader, impl/internal/http_exchange.hpp) exactly as
+// core (detail::response_reader, impl/http/sansio/http_exchange.hpp) exactly as
 // its drivers feed it: bytes arrive in reads into a buffer, the buffered bytes
 // are put to the reader, unconsumed ones stay buffered, need_more reads again,
 // the end of input is the peer's close (put_eof). A complete response then
@@ -14,8 +14,8 @@
 // between zero and the idle timeout; a failure has an error code.
 #include "fuzz_check.hpp"
 
-#include <digital_delivery/impl/internal/connection_reuse.hpp>
-#include <digital_delivery/impl/internal/http_exchange.hpp>
+#include <digital_delivery/impl/http/sansio/connection_reuse.hpp>
+#include <digital_delivery/impl/http/sansio/http_exchange.hpp>
 
 #include <boost/beast/core/flat_buffer.hpp>
 

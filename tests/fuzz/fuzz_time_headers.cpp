@@ -18,7 +18,7 @@
 #include "fuzz_check.hpp"
 
 #include <digital_delivery/http_message.hpp>
-#include <digital_delivery/impl/internal/connection_reuse.hpp>
+#include <digital_delivery/impl/http/sansio/connection_reuse.hpp>
 #include <digital_delivery/rate_limit.hpp>
 #include <digital_delivery/timestamp.hpp>
 

@@ -22,7 +22,7 @@
 
 #include <digital_delivery/asset.hpp>
 #include <digital_delivery/client.hpp>
-#include <digital_delivery/impl/internal/beast_url.hpp>
+#include <digital_delivery/impl/http/sansio/beast_url.hpp>
 #include <digital_delivery/raw_request.hpp>
 #include <digital_delivery/upload.hpp>
 

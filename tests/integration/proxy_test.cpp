@@ -6,7 +6,7 @@
 // are started once for the program and stopped at exit.
 #include <digital_delivery.hpp>
 #include <digital_delivery/beast_transport.hpp>
-#include <digital_delivery/impl/internal/proxy.hpp>
+#include <digital_delivery/impl/http/sansio/proxy.hpp>
 #include <digital_delivery/upload.hpp>
 
 #include "nginx_env.hpp"

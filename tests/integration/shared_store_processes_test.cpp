@@ -10,8 +10,8 @@
 // The processes are this test program again (/proc/self/exe), running the
 // disabled test shared_store_processes.DISABLED_worker with its instructions
 // in the environment, and writing its outcome to a file.
-#include <digital_delivery/impl/internal/rate_limiter.hpp>
-#include <digital_delivery/impl/internal/shm_store.hpp>
+#include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
+#include <digital_delivery/impl/rate_limit/shm_store.hpp>
 
 #include "run.hpp"
 #include "sandbox_process.hpp"

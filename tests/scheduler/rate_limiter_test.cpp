@@ -6,7 +6,7 @@
 // cancellation with refund, deadlines, 429 pauses with every Retry-After
 // form, the shared registry, completion tokens.
 
-#include <digital_delivery/impl/internal/rate_limiter.hpp>
+#include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
 #include <digital_delivery/testing/virtual_clock.hpp>
 
 #include <boost/asio/as_tuple.hpp>

@@ -10,13 +10,13 @@
 // two hosts on one key, priorities, cancellation, Redis stopped and
 // restarted, AUTH refused, a server that never answers. No test measures time.
 
-#include <digital_delivery/impl/internal/gcra_store.hpp>
-#include <digital_delivery/impl/internal/rate_limiter.hpp>
-#include <digital_delivery/impl/internal/redis_link.hpp>
-#include <digital_delivery/impl/internal/redis_store.hpp>
-#include <digital_delivery/impl/internal/resp.hpp>
-#include <digital_delivery/impl/internal/scheduler_core.hpp>
-#include <digital_delivery/impl/internal/sha256.hpp>
+#include <digital_delivery/impl/rate_limit/sansio/gcra_store.hpp>
+#include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
+#include <digital_delivery/impl/rate_limit/redis_link.hpp>
+#include <digital_delivery/impl/rate_limit/sansio/redis_store.hpp>
+#include <digital_delivery/impl/rate_limit/sansio/resp.hpp>
+#include <digital_delivery/impl/rate_limit/sansio/scheduler_core.hpp>
+#include <digital_delivery/impl/crypto/sha256.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>

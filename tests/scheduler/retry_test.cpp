@@ -5,8 +5,8 @@
 // Retry rules per idempotency, backoff bounds with injected jitter, deadline,
 // attempts and the retry budget. Virtual clock throughout.
 
-#include <digital_delivery/impl/internal/retry_policy.hpp>
-#include <digital_delivery/impl/internal/retry_state.hpp>
+#include <digital_delivery/impl/retry/retry_policy.hpp>
+#include <digital_delivery/impl/retry/retry_state.hpp>
 
 #include <boost/asio/error.hpp>
 

@@ -5,7 +5,7 @@
 // The sans-io scheduler on a virtual clock: ordering, aging, cancellation,
 // deadlines, header sync, 429 pauses.
 
-#include <digital_delivery/impl/internal/scheduler_core.hpp>
+#include <digital_delivery/impl/rate_limit/sansio/scheduler_core.hpp>
 
 #include <gtest/gtest.h>
 

@@ -8,11 +8,11 @@
 // mapped twice = two processes), a process killed mid-acquire (fork), and the
 // fallback when the store cannot be used. No test measures time.
 
-#include <digital_delivery/impl/internal/gcra_store.hpp>
-#include <digital_delivery/impl/internal/rate_limiter.hpp>
-#include <digital_delivery/impl/internal/scheduler_core.hpp>
-#include <digital_delivery/impl/internal/sha256.hpp>
-#include <digital_delivery/impl/internal/shm_store.hpp>
+#include <digital_delivery/impl/rate_limit/sansio/gcra_store.hpp>
+#include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
+#include <digital_delivery/impl/rate_limit/sansio/scheduler_core.hpp>
+#include <digital_delivery/impl/crypto/sha256.hpp>
+#include <digital_delivery/impl/rate_limit/shm_store.hpp>
 #include <digital_delivery/testing/virtual_clock.hpp>
 
 #include <boost/asio/io_context.hpp>

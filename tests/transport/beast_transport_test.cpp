@@ -7,8 +7,8 @@
 // upstream. Label: integration.
 
 #include <digital_delivery/beast_transport.hpp>
-#include <digital_delivery/impl/internal/connection_reuse.hpp>
-#include <digital_delivery/impl/internal/response_parser.hpp>
+#include <digital_delivery/impl/http/sansio/connection_reuse.hpp>
+#include <digital_delivery/impl/http/sansio/response_parser.hpp>
 
 #include "nginx_env.hpp"
 #include "run.hpp"

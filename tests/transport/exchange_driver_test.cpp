@@ -1,5 +1,5 @@
 // The transport's exchange drivers (the in-memory-body state machine and the
-// streamed-body coroutine, impl/beast_transport.ipp) over beast::test::stream
+// streamed-body coroutine, impl/http/beast_transport.ipp) over beast::test::stream
 // with a fail_count: the n-th read or write of the connection fails, for every
 // n until the exchange succeeds. Each failure point must end the request with
 // the stream's own error and no response, exactly once, with nothing left

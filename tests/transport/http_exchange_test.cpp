@@ -2,11 +2,11 @@
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
 //
-// The transport's sans-io HTTP/1.1 core (impl/internal/http_exchange.hpp):
+// The transport's sans-io HTTP/1.1 core (impl/http/sansio/http_exchange.hpp):
 // the request serializer and the response reader, with the peer scripted
 // byte by byte. No sockets.
 
-#include <digital_delivery/impl/internal/http_exchange.hpp>
+#include <digital_delivery/impl/http/sansio/http_exchange.hpp>
 
 #include <gtest/gtest.h>
 

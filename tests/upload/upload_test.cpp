@@ -2,7 +2,7 @@
 // refresh, progress, stall/deadline, cancellation, completion styles; and the
 // sans-io core (progress throttle, post-PUT decisions).
 #include <digital_delivery.hpp>
-#include <digital_delivery/impl/internal/upload_core.hpp>
+#include <digital_delivery/impl/upload/sansio/upload_core.hpp>
 #include <digital_delivery/testing/fake_transport.hpp>
 #include <digital_delivery/testing/virtual_clock.hpp>
 #include <digital_delivery/upload.hpp>

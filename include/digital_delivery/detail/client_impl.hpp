@@ -69,8 +69,8 @@ struct endpoint_info
     std::string_view name{};
 };
 
-class rate_limiter;  // impl/internal/rate_limiter.hpp
-class retry_budget;  // impl/internal/retry_state.hpp
+class rate_limiter;  // impl/rate_limit/rate_limiter.hpp
+class retry_budget;  // impl/retry/retry_state.hpp
 
 class client_impl
 {
@@ -142,7 +142,7 @@ DIGITAL_DELIVERY_DECL void append_pct_encoded(std::string& out, std::string_view
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/client_impl.ipp>
+#include <digital_delivery/impl/engine/client_impl.ipp>
 #endif
 
 #endif

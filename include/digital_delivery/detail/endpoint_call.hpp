@@ -193,11 +193,19 @@ using payload_param = std::conditional_t<has_payload<D>, payload_t<D>, no_payloa
 template <class D>
 using query_param = std::conditional_t<!std::is_void_v<typename D::query>, typename D::query, no_payload>;
 
-/// The endpoint's name for observers: `D::name`, else its path template.
+/// The name of an endpoint of DIGITAL_DELIVERY_ENDPOINTS (endpoints.hpp
+/// specializes it from that list, the one place a library endpoint is named).
+template <class D>
+inline constexpr std::string_view listed_endpoint_name{};
+
+/// The endpoint's name for observers: the library's list, else `D::name` (a
+/// descriptor of the user's), else its path template.
 template <class D>
 consteval std::string_view endpoint_name_of()
 {
-    if constexpr (requires { std::string_view(D::name); })
+    if constexpr (!listed_endpoint_name<D>.empty())
+        return listed_endpoint_name<D>;
+    else if constexpr (requires { std::string_view(D::name); })
         return D::name;
     else
         return D::path;
@@ -211,7 +219,7 @@ constexpr endpoint_info endpoint_info_of()
 
 /// What the library compiles once per endpoint: encoding, decoding and the
 /// type-erased launch. Only declared here, so that a call site instantiates
-/// none of it: the definitions are in <digital_delivery/impl/endpoint_call.hpp>,
+/// none of it: the definitions are in <digital_delivery/impl/engine/endpoint_call.hpp>,
 /// included by this header in header-only mode; with separate compilation
 /// src.hpp instantiates them for every endpoint of DIGITAL_DELIVERY_ENDPOINTS
 /// (a descriptor of your own includes <digital_delivery/custom_endpoint.hpp>).
@@ -322,7 +330,7 @@ private:
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/endpoint_call.hpp>
+#include <digital_delivery/impl/engine/endpoint_call.hpp>
 #endif
 
 #endif

@@ -210,7 +210,7 @@ static_assert(transport<cassette_transport>);
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/cassette.ipp>
+#include <digital_delivery/impl/testing/cassette.ipp>
 #endif
 
 #endif

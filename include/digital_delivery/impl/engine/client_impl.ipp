@@ -1,0 +1,776 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_IMPL_CLIENT_IMPL_IPP
+#define DIGITAL_DELIVERY_IMPL_CLIENT_IMPL_IPP
+
+#include <digital_delivery/detail/client_impl.hpp>
+#include <digital_delivery/detail/saturating_time.hpp>
+#include <digital_delivery/error_with_diagnostics.hpp>
+#include <digital_delivery/http_message.hpp>
+#include <digital_delivery/impl/http/sansio/header_rules.hpp>
+#include <digital_delivery/impl/http/sansio/header_values.hpp>
+#include <digital_delivery/impl/engine/observe.hpp>
+#include <digital_delivery/impl/http/sansio/beast_url.hpp>
+#include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
+#include <digital_delivery/impl/error/server_messages.hpp>
+#include <digital_delivery/impl/retry/retry_policy.hpp>
+#include <digital_delivery/impl/retry/retry_state.hpp>
+#include <digital_delivery/impl/rate_limit/retry_after.hpp>
+
+#include <boost/asio/compose.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/recycling_allocator.hpp>
+#include <digital_delivery/detail/clock.hpp>
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+#include <boost/url/encode.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
+#include <boost/url/url_view.hpp>
+
+#include <algorithm>
+#include <array>
+#include <new>
+#include <optional>
+
+namespace digital_delivery {
+namespace detail {
+
+inline bool is_valid_base_url(std::string_view s, std::string& base, std::string& why)
+{
+    // Pre-checks before handing untrusted text to Boost.URL (1.81 asserts on
+    // some malformed input unless NDEBUG).
+    if (s.empty())
+    {
+        why = "base_url is empty";
+        return false;
+    }
+    if (has_crlf(s) || s.find_first_of(" \t{}<>\"\\^`|") != std::string_view::npos)
+    {
+        why = "base_url contains characters not allowed in a URL";
+        return false;
+    }
+    const bool http = s.starts_with("http://"), https = s.starts_with("https://");
+    if (!http && !https)
+    {
+        why = "base_url must start with http:// or https://";
+        return false;
+    }
+    auto u = boost::urls::parse_uri(s);
+    if (!u)
+    {
+        why = "base_url is not a valid URL";
+        return false;
+    }
+    if (u->encoded_host().empty())
+    {
+        why = "base_url has no host";
+        return false;
+    }
+    if (u->has_query() || u->has_fragment() || u->has_userinfo())
+    {
+        why = "base_url must not have a query, fragment or user info";
+        return false;
+    }
+    // Boost.URL 1.81 also accepts what no request can be sent to, e.g.
+    // "https://h:x/api" (an empty port, then the path "x/api"): the request
+    // URLs must pass the transport's own check (beast_url.hpp: a host, a port
+    // of 1-65535, a path starting with '/').
+    beast_target target;
+    if (!parse_beast_target(s, target))
+    {
+        why = "base_url is not a well-formed absolute http(s) URL (host, port 1-65535, path)";
+        return false;
+    }
+    base.assign(s.data(), s.size());
+    while (!base.empty() && base.back() == '/')
+        base.pop_back();
+    return true;
+}
+
+}  // namespace detail
+
+DIGITAL_DELIVERY_DECL std::string detail::url_host(std::string_view url)
+{
+    const auto scheme = url.find("://");
+    if (scheme == std::string_view::npos)
+        return {};
+    std::string_view authority = url.substr(scheme + 3);
+    authority = authority.substr(0, authority.find_first_of("/?#"));
+    if (const auto at = authority.rfind('@'); at != std::string_view::npos)
+        authority.remove_prefix(at + 1);  // user info is a secret
+    return std::string(authority);
+}
+
+DIGITAL_DELIVERY_DECL void detail::append_pct_encoded(std::string& out, std::string_view s)
+{
+    static constexpr char hex[] = "0123456789ABCDEF";
+    for (unsigned char c : s)
+    {
+        if (boost::urls::unreserved_chars(static_cast<char>(c)))
+            out += static_cast<char>(c);
+        else
+        {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+}
+
+namespace detail {
+// (No designated initializer: a user's -Wextra on GCC 12 would warn in our header.)
+inline diagnostics client_diagnostics(std::string message)
+{
+    diagnostics d;
+    d.client_message = std::move(message);
+    return d;
+}
+}  // namespace detail
+
+DIGITAL_DELIVERY_DECL detail::client_impl::client_impl(any_transport t, client_params p)
+    : transport_(std::move(t)), params_(std::move(p))
+{
+    std::string why;
+    if (!transport_)
+        throw error_with_diagnostics(client_errc::invalid_argument, client_diagnostics("no transport"));
+    if (!is_valid_base_url(params_.base_url, base_, why))
+        throw error_with_diagnostics(client_errc::invalid_base_url, client_diagnostics(why));
+    host_ = url_host(base_);
+    if (params_.api_key.empty() || has_crlf(params_.api_key))
+        throw error_with_diagnostics(
+            client_errc::invalid_argument,
+            client_diagnostics("api_key must be non-empty and must not contain CR or LF")
+        );
+    if (has_crlf(params_.user_agent))
+        throw error_with_diagnostics(
+            client_errc::invalid_argument,
+            client_diagnostics("user_agent must not contain CR or LF")
+        );
+    limiter_ = shared_rate_limiter(transport_.get_executor(), base_, params_.api_key, params_.rate_limit);
+    budget_ = std::make_shared<retry_budget>(params_.retry);
+    obs_ = params_.observer.get();
+    if (obs_)
+        limiter_->add_throttle_observer(params_.observer);
+}
+
+DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
+    prepared_request& out,
+    const endpoint_info& ep,
+    std::span<const std::string_view> ids,
+    const query_params* query,
+    std::string body,
+    const request_options* opts
+) const
+{
+    out.method = ep.method;
+    out.cost = ep.cost;
+    out.idempotent = ep.idempotent;
+    out.endpoint = ep.name;
+    out.path_template = ep.name.empty() ? std::string_view() : ep.path_template;
+
+    // Path: literal text copied, each {placeholder} replaced by one encoded segment.
+    // Built in place (no copy): the URL below appends it.
+    // Exact size first: a short path stays in the string's inline buffer.
+    std::string& path = out.path;
+    path.clear();
+    {
+        std::size_t n = 0, k = 0;
+        for (std::size_t i = 0; i < ep.path_template.size(); ++i)
+        {
+            if (ep.path_template[i] != '{')
+            {
+                ++n;
+                continue;
+            }
+            if (k < ids.size())
+                for (unsigned char c : ids[k])
+                    n += boost::urls::unreserved_chars(static_cast<char>(c)) ? 1 : 3;
+            ++k;
+            i = ep.path_template.find('}', i);
+            if (i == std::string_view::npos)
+                break;
+        }
+        path.reserve(n);
+    }
+    std::size_t next_id = 0;
+    for (std::size_t i = 0; i < ep.path_template.size(); ++i)
+    {
+        const char c = ep.path_template[i];
+        if (c != '{')
+        {
+            path += c;
+            continue;
+        }
+        const auto close = ep.path_template.find('}', i);
+        const std::string_view id = next_id < ids.size() ? ids[next_id] : std::string_view();
+        ++next_id;
+        if (id.empty() || id == "." || id == "..")
+        {
+            out.error = client_errc::invalid_path_parameter;
+            out.error_message = "path parameter '" +
+                                std::string(ep.path_template.substr(i + 1, close - i - 1)) +
+                                "' must not be empty, \".\" or \"..\"";
+        }
+        append_pct_encoded(path, id);
+        i = close;
+    }
+
+    std::string& url = out.request.url;
+    url.reserve(base_.size() + path.size() + 64);
+    url = base_;
+    url += path;
+    if (query && !query->empty())
+    {
+        char sep = '?';
+        for (const auto& [k, v] : *query)
+        {
+            url += sep;
+            sep = '&';
+            append_pct_encoded(url, k);
+            url += '=';
+            append_pct_encoded(url, v);
+        }
+    }
+
+    out.request.method = ep.method;
+    out.request.idempotent = ep.idempotent;
+    if (opts)
+    {
+        out.prio = opts->prio;
+        out.deadline = opts->deadline;
+        out.retry = opts->retry;
+    }
+    out.request.timeout = opts && opts->timeout ? *opts->timeout : params_.request_timeout;
+    auto& h = out.request.headers;
+    h.reserve(6 + (opts ? opts->extra_headers.size() : 0), params_.api_key.size() + params_.user_agent.size() + 96);
+    h.add("X-Auth-Token", params_.api_key);
+    h.add("Accept", "application/json");
+    h.add("User-Agent", params_.user_agent);
+    if (!body.empty())
+        h.add("Content-Type", "application/json");
+    if (opts)
+    {
+        for (auto f : opts->extra_headers)
+        {
+            if (!detail::is_settable_header(f.name, f.value))
+            {
+                if (!out.error)
+                {
+                    out.error = client_errc::invalid_argument;
+                    out.error_message = "extra header '" + std::string(f.name.view().substr(0, 64)) +
+                                        "' is not allowed or contains CR/LF";
+                }
+                continue;
+            }
+            h.set(f.name, f.value);
+        }
+    }
+    out.request.body = std::move(body);
+}
+
+DIGITAL_DELIVERY_DECL rate_limit_snapshot detail::client_impl::rate_limit() const
+{
+    return limiter_->snapshot();
+}
+
+namespace detail {
+
+// Fills diag's server fields from a JSON error body of either shape.
+inline void read_json_error(const http_response& r, diagnostics& d)
+{
+    boost::system::error_code jec;
+    unsigned char buf[2048];
+    boost::json::monotonic_resource mr(buf, sizeof buf);
+    auto v = boost::json::parse(r.body, jec, &mr);
+    if (jec)
+        return;
+    const auto* o = v.if_object();
+    if (!o)
+        return;
+    if (auto it = o->find("error"); it != o->end() && it->value().is_string())
+        d.server_message = std::string(it->value().get_string());
+    if (auto it = o->find("errors"); it != o->end())
+    {
+        if (const auto* a = it->value().if_array())
+        {
+            for (const auto& e : *a)
+                if (e.is_string())
+                    d.server_errors.emplace_back(e.get_string());
+        }
+        else if (it->value().is_string())
+            d.server_errors.emplace_back(it->value().get_string());
+    }
+    // server_message has the server's words whatever the shape: the messages
+    // of a validation list, joined with "; ", when there is no single error.
+    if (d.server_message.empty() && !d.server_errors.empty())
+        d.server_message = detail::joined_errors(d);
+    if (auto it = o->find("code"); it != o->end() && it->value().is_string())
+        d.code = std::string(it->value().get_string());
+}
+
+inline api_errc api_errc_for_message(std::string_view m) noexcept
+{
+    return api_errc_of_message(trim_ows(m));
+}
+
+// A status no HTTP response has (RFC 9110: 100-599), e.g. from a transport of
+// one's own: a protocol error, never a final response.
+inline bool refuse_non_http_status(const http_response& r, diagnostics& d)
+{
+    if (r.status >= 100 && r.status <= 599)
+        return false;
+    d.http_status = r.status;
+    d.client_message = "the response status " + std::to_string(r.status) + " is outside 100-599";
+    return true;
+}
+
+}  // namespace detail
+
+DIGITAL_DELIVERY_DECL error_code detail::classify_api_response(const http_response& r, diagnostics* diag)
+{
+    if (r.status >= 200 && r.status < 300)
+        return {};
+    diagnostics local;
+    diagnostics& d = diag ? *diag : local;
+    if (refuse_non_http_status(r, d))
+        return client_errc::protocol_error;
+    d.http_status = r.status;
+    const auto ct = r.headers.find("Content-Type").value_or("");
+    const bool json = ct.find("json") != std::string_view::npos ||
+                      (!r.body.empty() && (r.body.front() == '{' || r.body.front() == '['));
+    if (json)
+        read_json_error(r, d);
+
+    // A known message names the failure precisely.
+    api_errc specific{};
+    if (!d.server_message.empty())
+        specific = api_errc_for_message(d.server_message);
+    for (const auto& e : d.server_errors)
+        if (specific == api_errc{})
+            specific = api_errc_for_message(e);
+
+    switch (r.status)
+    {
+    case 400: return specific != api_errc{} ? specific : api_errc::bad_request;
+    case 401: return api_errc::invalid_api_key;
+    case 404: return specific != api_errc{} ? specific : api_errc::not_found;
+    case 422:
+        if (d.code == "asset_storage_limit_exceeded")
+            return api_errc::asset_storage_limit_exceeded;
+        if (d.code == "asset_count_limit_exceeded")
+            return api_errc::asset_count_limit_exceeded;
+        return specific != api_errc{} ? specific : api_errc::validation_failed;
+    case 429:
+        d.retry_after = detail::retry_after_of(r.headers, detail::clock::system_now());
+        return api_errc::rate_limited;
+    default: break;
+    }
+    if (r.status >= 500 && r.status < 600)
+        return api_errc::server_error;
+    if (!json && d.client_message.empty())
+        d.client_message = "undocumented status with a non-JSON body (" + std::string(ct.substr(0, 64)) + ")";
+    return client_errc::unexpected_status;
+}
+
+namespace detail {
+inline std::string_view xml_element(std::string_view body, std::string_view name)
+{
+    std::string open = "<" + std::string(name) + ">", close = "</" + std::string(name) + ">";
+    auto b = body.find(open);
+    if (b == std::string_view::npos)
+        return {};
+    b += open.size();
+    auto e = body.find(close, b);
+    if (e == std::string_view::npos)
+        return {};
+    return body.substr(b, std::min<std::size_t>(e - b, 512));
+}
+}  // namespace detail
+
+DIGITAL_DELIVERY_DECL error_code detail::classify_storage_response(const http_response& r, diagnostics* diag)
+{
+    if (r.status >= 200 && r.status < 300)
+        return {};
+    diagnostics local;
+    diagnostics& d = diag ? *diag : local;
+    if (refuse_non_http_status(r, d))
+        return client_errc::protocol_error;
+    d.http_status = r.status;
+    // Only <Code> and <Message>: S3 error bodies may echo the signature and
+    // the canonical request, which must not reach logs.
+    d.code = std::string(xml_element(r.body, "Code"));
+    d.server_message = std::string(xml_element(r.body, "Message"));
+    if (d.code == "SignatureDoesNotMatch")
+        return api_errc::storage_signature_mismatch;
+    if (r.status == 403 && d.server_message.find("expired") != std::string::npos)
+        return api_errc::storage_request_expired;
+    if (r.status == 403)
+        return api_errc::storage_access_denied;
+    return api_errc::storage_error;
+}
+
+namespace detail {
+
+// One request, start to end: rate-limit points, the attempt, the response's
+// rate-limit headers, status -> typed error, and retries (bounded by the
+// retry policy, the retry budget and the deadline). A sans-io retry_state
+// makes every decision; this only drives timers and the transport.
+//
+// Everything the operation owns lives in one execute_state block allocated
+// from Asio's per-thread recycling allocator: the composed operation itself
+// only holds a pointer, so moving it into each intermediate completion
+// handler moves one pointer instead of the whole prepared_request.
+struct execute_state
+{
+    using clock = detail::clock;
+    enum class state
+    {
+        start,
+        rejected,
+        acquired,
+        responded,
+        backed_off,
+    };
+
+    std::shared_ptr<client_impl> self;
+    prepared_request p;
+    diagnostics* diag;
+    std::optional<retry_state> rs;
+    std::unique_ptr<detail::timer> timer;
+    clock::time_point wait_started{};
+    state st = state::start;
+    bool may_retry = true;  // false: the request is moved into the (only) attempt, not copied
+    // Set only when an observer is installed (impl/engine/observe.hpp).
+    request_info info;
+    clock::time_point started{}, attempt_started{}, responded_at{};
+    std::size_t sent_bytes = 0;
+    std::unique_ptr<diagnostics> own_diag;  // on failure, when the caller passed none
+
+    execute_state(std::shared_ptr<client_impl> s, prepared_request&& pr, diagnostics* d)
+        : self(std::move(s)), p(std::move(pr)), diag(d)
+    {
+    }
+};
+
+struct execute_state_deleter
+{
+    void operator()(execute_state* s) const noexcept
+    {
+        s->~execute_state();
+        boost::asio::recycling_allocator<execute_state>().deallocate(s, 1);
+    }
+};
+
+using execute_state_ptr = std::unique_ptr<execute_state, execute_state_deleter>;
+
+inline execute_state_ptr make_execute_state(std::shared_ptr<client_impl> self, prepared_request&& p, diagnostics* diag)
+{
+    boost::asio::recycling_allocator<execute_state> a;
+    execute_state* mem = a.allocate(1);
+    try
+    {
+        return execute_state_ptr(::new (static_cast<void*>(mem)) execute_state(std::move(self), std::move(p), diag));
+    }
+    catch (...)
+    {
+        a.deallocate(mem, 1);
+        throw;
+    }
+}
+
+struct execute_op
+{
+    using clock = detail::clock;
+    using state = execute_state::state;
+
+    execute_state_ptr s_;
+
+    // Completes the operation. The state block is released first (the
+    // response and error are values), so the caller's handler, which may
+    // start the next request, can reuse its memory; the client itself stays
+    // alive until the handler has returned, as before.
+    template <class Self>
+    void finish(Self& self, error_code ec, http_response resp)
+    {
+        if (observer* o = s_->self->obs())
+            observe_end(*o, ec);
+        std::shared_ptr<client_impl> keep = std::move(s_->self);
+        s_.reset();
+        self.complete(ec, std::move(resp));
+    }
+
+    template <class Self>
+    void fail(Self& self, error_code ec, http_response resp = {})
+    {
+        execute_state& s = *s_;
+        if (s.diag && s.rs)
+        {
+            const auto& st = s.rs->stats();
+            s.diag->attempts = static_cast<unsigned>(st.attempts);
+            s.diag->total_wait = st.total_backoff + st.total_rate_limit_wait;
+        }
+        finish(self, ec, std::move(resp));
+    }
+
+    // ---- observer events (only called when one is installed) ----
+    unsigned attempt() const { return s_->rs ? static_cast<unsigned>(s_->rs->stats().attempts) : 0u; }
+
+    // A failure gets diagnostics even when the caller passed none (the
+    // observer's; a success does without: no allocation on that path).
+    void own_diagnostics()
+    {
+        execute_state& s = *s_;
+        if (s.diag)
+            return;
+        s.own_diag = std::make_unique<diagnostics>();
+        s.diag = s.own_diag.get();
+        s.diag->method = std::string(to_string(s.p.method));
+        s.diag->host = s.self->host();
+        s.diag->path = s.p.path;
+    }
+
+    void observe_end(observer& o, error_code ec)
+    {
+        execute_state& s = *s_;
+        // Ending right after a response: its time is the end's.
+        const auto now = s.st == state::responded ? s.responded_at : clock::now();
+        if (ec && !s.diag)
+        {
+            own_diagnostics();
+            if (s.p.error && s.diag->client_message.empty())
+                s.diag->client_message = s.p.error_message;
+        }
+        notify_end(o, s.info, ec, s.diag, attempt(), now - s.started);
+    }
+
+    void observe_response(error_code ec, const http_response& resp)
+    {
+        if (observer* o = s_->self->obs())
+            notify_response(*o, s_->info, attempt(), ec, resp, s_->responded_at - s_->attempt_started, s_->sent_bytes);
+    }
+
+    // A terminal cancellation may arrive after a step completed successfully
+    // (the limiter's grant or the backoff timer's expiry already queued) and
+    // before the operation resumes: the completion then carries no error.
+    template <class Self>
+    static bool cancelled(Self& self)
+    {
+        return (self.get_cancellation_state().cancelled() & boost::asio::cancellation_type::terminal) !=
+               boost::asio::cancellation_type::none;
+    }
+
+    template <class Self>
+    void acquire(Self& self)
+    {
+        execute_state& s = *s_;
+        s.st = state::acquired;
+        s.wait_started = clock::now();
+        rate_limiter& l = s.self->limiter();
+        l.async_acquire(s.p.cost, s.p.prio, s.p.deadline, std::move(self));
+    }
+
+    // One attempt: the deadline was checked by the caller.
+    template <class Self>
+    void send(Self& self, clock::time_point now)
+    {
+        execute_state& s = *s_;
+        s.rs->on_attempt_start(now);
+        // Each attempt gets its own copy when a retry may resend the original
+        // (the only attempt takes the request itself); its timeout is decided
+        // here (attempt_timeout), never past the deadline.
+        http_request req = s.may_retry ? http_request(s.p.request) : std::move(s.p.request);
+        if (observer* o = s.self->obs())
+        {
+            s.attempt_started = now;
+            s.sent_bytes = req.body.size();
+            notify_request_start(*o, s.info, s.p.prio, attempt());
+        }
+        req.timeout = detail::attempt_timeout(req.timeout, s.p.deadline, now);
+        s.st = state::responded;
+        any_transport t = s.self->transport();
+        t.async_send(std::move(req), std::move(self));
+    }
+
+    template <class Self>
+    void operator()(Self& self, error_code ec = {}, http_response resp = {})
+    {
+        execute_state& s = *s_;
+        switch (s.st)
+        {
+        case state::start:
+        {
+            if (s.self->obs())
+                s.info = observed_request(s.p, s.self->host());
+            if (s.diag)
+            {
+                s.diag->clear();
+                s.diag->method = std::string(to_string(s.p.method));
+                s.diag->host = s.self->host();
+                s.diag->path = s.p.path;
+            }
+            if (s.p.error)
+            {
+                if (s.self->obs())
+                    s.started = clock::now();
+                s.st = state::rejected;
+                auto ex = s.self->get_executor();
+                boost::asio::post(ex, std::move(self));
+                return;
+            }
+            const retry_params& rp = s.p.retry ? *s.p.retry : s.self->params().retry;
+            s.may_retry = rp.enabled && rp.max_attempts > 1;
+            const auto now = clock::now();
+            if (!s.p.deadline && s.self->params().operation_timeout.count() > 0)
+                s.p.deadline = detail::checked_add(now, s.self->params().operation_timeout);
+            s.started = now;
+            s.rs.emplace(rp, s.self->budget(), now, s.p.deadline);
+            // Points available at once (or the limiter disabled): straight to
+            // the attempt (the transport never completes inline, so neither
+            // does this). Otherwise, and when the deadline has already been
+            // reached, the limiter's queue, which completes through a post.
+            if (!s.p.deadline || now < *s.p.deadline)
+            {
+                rate_limiter& l = s.self->limiter();
+                if (l.try_acquire(s.p.cost, s.p.prio))
+                {
+                    if (observer* o = s.self->obs(); o && l.params().enabled)
+                        notify_limiter_wait(*o, s.info, s.p.cost, s.p.prio, clock::duration::zero(), {});
+                    return send(self, now);
+                }
+            }
+            acquire(self);
+            return;
+        }
+
+        case state::rejected:
+            if (s.diag)
+                s.diag->client_message = std::move(s.p.error_message);
+            finish(self, s.p.error, http_response{});
+            return;
+
+        case state::acquired:
+        {
+            s.rs->add_rate_limit_wait(clock::now() - s.wait_started);
+            if (observer* o = s.self->obs(); o && s.self->limiter().params().enabled)
+                notify_limiter_wait(*o, s.info, s.p.cost, s.p.prio, clock::now() - s.wait_started, ec);
+            if (ec)
+                return fail(self, ec);
+            if (cancelled(self))
+            {
+                s.self->limiter().refund(s.p.cost);  // granted, never spent
+                return fail(self, boost::asio::error::operation_aborted);
+            }
+            const auto now = clock::now();
+            if (s.p.deadline && now >= *s.p.deadline)
+                return fail(self, client_errc::deadline_exceeded);
+            send(self, now);
+            return;
+        }
+
+        case state::responded:
+        {
+            if (s.self->obs())
+            {
+                s.responded_at = clock::now();
+                if (ec || resp.status < 200 || resp.status > 299)
+                    own_diagnostics();
+            }
+            if (!ec)
+            {
+                s.self->limiter().observe_response(resp.headers, resp.status);
+                ec = classify_api_response(resp, s.diag);
+                observe_response(ec, resp);
+                if (!ec)
+                {
+                    if (s.diag)
+                    {
+                        const auto& st = s.rs->stats();
+                        s.diag->attempts = static_cast<unsigned>(st.attempts);
+                        s.diag->total_wait = st.total_backoff + st.total_rate_limit_wait;
+                    }
+                    finish(self, ec, std::move(resp));
+                    return;
+                }
+            }
+            else if (is_request_not_sent(ec) && ec != boost::asio::error::operation_aborted)
+            {
+                observe_response(ec, resp);
+                describe_transport_failure(s.diag, ec, resp);
+                s.self->limiter().refund(s.p.cost);
+            }
+            else
+            {
+                observe_response(ec, resp);
+                describe_transport_failure(s.diag, ec, resp);
+                s.self->limiter().observe_response(http_headers{}, 0);  // the attempt is over: resume refilling
+            }
+            if (ec == boost::asio::error::operation_aborted)
+                return fail(self, ec);
+            attempt_failure f{ec, resp.status, {}};
+            if (resp.status == 429 || resp.status == 503)
+                f.retry_after = detail::retry_after_of(resp.headers, detail::clock::system_now());
+            const retry_decision d = s.rs->on_failure(f, s.p.idempotent, clock::now());
+            if (!d.retry)
+                return fail(self, ec, std::move(resp));
+            if (cancelled(self))
+                return fail(self, boost::asio::error::operation_aborted);
+            // The next attempt starts afresh: drop what the failure recorded.
+            if (s.diag)
+            {
+                diagnostics keep;
+                keep.method = std::move(s.diag->method);
+                keep.host = std::move(s.diag->host);
+                keep.path = std::move(s.diag->path);
+                *s.diag = std::move(keep);
+            }
+            if (observer* o = s.self->obs())
+                notify_retry(*o, s.info, attempt(), ec, resp.status, d.delay);
+            if (!s.timer)
+                s.timer = std::make_unique<detail::timer>(s.self->get_executor());
+            s.timer->expires_after(d.delay);
+            s.st = state::backed_off;
+            auto& t = *s.timer;
+            t.async_wait(std::move(self));
+            return;
+        }
+
+        case state::backed_off:
+            if (ec)  // cancelled while backing off
+                return fail(self, ec);
+            if (cancelled(self))
+                return fail(self, boost::asio::error::operation_aborted);
+            acquire(self);
+            return;
+        }
+    }
+};
+
+}  // namespace detail
+
+DIGITAL_DELIVERY_DECL void detail::client_impl::async_execute(
+    std::shared_ptr<client_impl> self,
+    prepared_request&& p,
+    diagnostics* diag,
+    raw_handler h
+)
+{
+    auto ex = self->get_executor();
+    execute_op op{make_execute_state(std::move(self), std::move(p), diag)};
+    // With a plain io_context executor (the usual case), compose over the
+    // concrete executor type: its work guard and the completion executor the
+    // transport obtains from our handler are then held inline instead of in
+    // heap-allocated type-erased wrappers. Same io_context, same semantics.
+    if (const auto* io = ex.target<boost::asio::io_context::executor_type>())
+        boost::asio::async_compose<raw_handler, void(error_code, http_response)>(std::move(op), h, *io);
+    else
+        boost::asio::async_compose<raw_handler, void(error_code, http_response)>(std::move(op), h, ex);
+}
+
+}  // namespace digital_delivery
+
+#endif

@@ -1,0 +1,283 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_IMPL_INTERNAL_REDIS_LINK_HPP
+#define DIGITAL_DELIVERY_IMPL_INTERNAL_REDIS_LINK_HPP
+
+/// \file
+/// The connection of one Redis rate-limit bucket (rate_limit_store::redis):
+/// one TCP connection, one exchange at a time, on a strand of the client's
+/// executor; no thread ever blocks. An exchange connects first when needed
+/// (resolve, connect, then AUTH, SELECT and SCRIPT LOAD pipelined), then
+/// sends the GCRA script with EVALSHA (EVAL when Redis answers NOSCRIPT, e.g.
+/// after a SCRIPT FLUSH) and reads its reply. The whole exchange is bounded
+/// by redis_store_params::command_timeout (a real-time timer: it guards real
+/// I/O); any failure closes the connection, and the next exchange reconnects.
+/// Messages name the host and port and what failed, never the password.
+
+#include <digital_delivery/impl/rate_limit/sansio/redis_store.hpp>
+#include <digital_delivery/impl/rate_limit/sansio/resp.hpp>
+#include <digital_delivery/rate_limit.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace digital_delivery {
+namespace detail {
+
+/// The outcome of one exchange.
+struct redis_exchange_result
+{
+    std::optional<gcra_reply> reply;  ///< Empty: failed (`why` says how).
+    std::string why;
+};
+
+class redis_link : public std::enable_shared_from_this<redis_link>
+{
+public:
+    using handler = std::function<void(redis_exchange_result)>;
+
+    redis_link(boost::asio::any_io_executor ex, redis_store_params p, std::string key)
+        : strand_(boost::asio::make_strand(ex)),
+          sock_(strand_),
+          timer_(strand_),
+          p_(std::move(p)),
+          key_(std::move(key)),
+          where_("Redis " + p_.host + ":" + std::to_string(p_.port))
+    {
+    }
+
+    /// Runs one exchange with the script's `args`. `done` runs once, on the
+    /// link's strand, never inside this call.
+    void async_exchange(std::vector<std::string> args, handler done)
+    {
+        boost::asio::post(strand_, [self = shared_from_this(), args = std::move(args), done = std::move(done)]() mutable {
+            auto& strand = self->strand_;
+            boost::asio::co_spawn(
+                strand,
+                [self = std::move(self), args = std::move(args), done = std::move(done)]() mutable
+                    -> boost::asio::awaitable<void> {
+                    auto r = co_await self->exchange(std::move(args));
+                    done(std::move(r));
+                },
+                boost::asio::detached);
+        });
+    }
+
+    /// The key the bucket's hash is stored at.
+    const std::string& key() const noexcept { return key_; }
+
+private:
+    using tcp = boost::asio::ip::tcp;
+    static constexpr auto tok = boost::asio::as_tuple(boost::asio::use_awaitable);
+
+    boost::asio::awaitable<redis_exchange_result> exchange(std::vector<std::string> args)
+    {
+        const std::uint64_t gen = ++generation_;
+        timed_out_ = false;
+        timer_.expires_after(p_.command_timeout);
+        timer_.async_wait([w = weak_from_this(), gen](boost::system::error_code ec) {
+            auto self = w.lock();
+            if (ec || !self || self->generation_ != gen)
+                return;
+            self->timed_out_ = true;
+            boost::system::error_code ignored;
+            self->sock_.close(ignored);
+        });
+        redis_exchange_result r;
+        std::string why;
+        if (!sock_.is_open() && !co_await connect(why))
+            r.why = why;
+        else
+        {
+            std::vector<std::string_view> cmd = {"EVALSHA", sha_, "1", key_};
+            for (const auto& a : args)
+                cmd.push_back(a);
+            std::vector<resp_value> replies;
+            if (co_await round_trip(cmd, replies, why))
+            {
+                if (replies[0].type == resp_value::kind::error && replies[0].str.rfind("NOSCRIPT", 0) == 0)
+                {
+                    cmd[0] = "EVAL";
+                    cmd[1] = redis_gcra_script;
+                    if (!co_await round_trip(cmd, replies, why))
+                        r.why = why;
+                }
+                if (r.why.empty())
+                {
+                    r.reply = decode_gcra_reply(replies[0], why);
+                    if (!r.reply)
+                        r.why = why;
+                }
+            }
+            else
+                r.why = why;
+        }
+        ++generation_;
+        timer_.cancel();
+        if (!r.reply)
+        {
+            boost::system::error_code ignored;
+            sock_.close(ignored);
+            rbuf_.clear();
+            r.why = where_ + ": " + (timed_out_ ? "no answer within command_timeout (" + std::to_string(p_.command_timeout.count()) + " ms)" : r.why);
+            redact(r.why);
+        }
+        co_return r;
+    }
+
+    boost::asio::awaitable<bool> connect(std::string& why)
+    {
+        rbuf_.clear();
+        tcp::resolver resolver(strand_);
+        auto [rec, eps] = co_await resolver.async_resolve(p_.host, std::to_string(p_.port), tok);
+        if (rec)
+        {
+            why = "resolve: " + rec.message();
+            co_return false;
+        }
+        auto [cec, ep] = co_await boost::asio::async_connect(sock_, eps, tok);
+        if (cec)
+        {
+            why = "connect: " + cec.message();
+            co_return false;
+        }
+        boost::system::error_code ignored;
+        sock_.set_option(tcp::no_delay(true), ignored);
+        std::vector<std::vector<std::string_view>> cmds;
+        if (!p_.password.empty())
+        {
+            if (p_.username.empty())
+                cmds.push_back({"AUTH", p_.password});
+            else
+                cmds.push_back({"AUTH", p_.username, p_.password});
+        }
+        const std::string db = std::to_string(p_.database);
+        if (p_.database != 0)
+            cmds.push_back({"SELECT", db});
+        cmds.push_back({"SCRIPT", "LOAD", redis_gcra_script});
+        std::string out;
+        for (const auto& c : cmds)
+            resp_append_command(out, c);
+        std::vector<resp_value> replies;
+        if (!co_await send_and_read(out, cmds.size(), replies, why))
+            co_return false;
+        const char* what[] = {"AUTH", "SELECT", "SCRIPT LOAD"};
+        std::size_t first = p_.password.empty() ? 1 : 0;
+        for (std::size_t i = 0; i < replies.size(); ++i)
+        {
+            std::size_t step = first + i;
+            if (step == 1 && p_.database == 0)
+                ++step;
+            if (replies[i].type == resp_value::kind::error)
+            {
+                why = std::string(what[step]) + " refused: " + replies[i].str.substr(0, 200);
+                co_return false;
+            }
+        }
+        const auto& sha = replies.back();
+        if (sha.type != resp_value::kind::bulk || sha.str.size() != 40)
+        {
+            why = "an unexpected reply to SCRIPT LOAD";
+            co_return false;
+        }
+        sha_ = sha.str;
+        co_return true;
+    }
+
+    boost::asio::awaitable<bool> round_trip(
+        const std::vector<std::string_view>& cmd,
+        std::vector<resp_value>& replies,
+        std::string& why
+    )
+    {
+        std::string out;
+        resp_append_command(out, cmd);
+        co_return co_await send_and_read(out, 1, replies, why);
+    }
+
+    boost::asio::awaitable<bool> send_and_read(
+        const std::string& out,
+        std::size_t n,
+        std::vector<resp_value>& replies,
+        std::string& why
+    )
+    {
+        replies.clear();
+        auto [wec, written] = co_await boost::asio::async_write(sock_, boost::asio::buffer(out), tok);
+        if (wec)
+        {
+            why = "send: " + wec.message();
+            co_return false;
+        }
+        while (replies.size() < n)
+        {
+            auto r = resp_parser::parse(rbuf_);
+            if (r.st == resp_parser::status::done)
+            {
+                replies.push_back(std::move(r.value));
+                rbuf_.erase(0, r.consumed);
+                continue;
+            }
+            if (r.st == resp_parser::status::error)
+            {
+                why = "protocol error: " + r.what;
+                co_return false;
+            }
+            char buf[4096];
+            auto [rec, got] = co_await sock_.async_read_some(boost::asio::buffer(buf), tok);
+            if (rec)
+            {
+                why = rec == boost::asio::error::eof ? std::string("connection closed by Redis") : "receive: " + rec.message();
+                co_return false;
+            }
+            rbuf_.append(buf, got);
+        }
+        co_return true;
+    }
+
+    // A message never holds the password, whatever a server echoes.
+    void redact(std::string& s) const
+    {
+        if (p_.password.empty())
+            return;
+        for (auto pos = s.find(p_.password); pos != std::string::npos; pos = s.find(p_.password, pos))
+            s.replace(pos, p_.password.size(), "***");
+    }
+
+    boost::asio::strand<boost::asio::any_io_executor> strand_;
+    tcp::socket sock_;
+    boost::asio::steady_timer timer_;
+    redis_store_params p_;
+    std::string key_;
+    std::string where_;
+    std::string sha_;
+    std::string rbuf_;
+    std::uint64_t generation_ = 0;
+    bool timed_out_ = false;
+};
+
+}  // namespace detail
+}  // namespace digital_delivery
+
+#endif

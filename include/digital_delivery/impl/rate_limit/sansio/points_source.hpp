@@ -1,0 +1,73 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_IMPL_INTERNAL_POINTS_SOURCE_HPP
+#define DIGITAL_DELIVERY_IMPL_INTERNAL_POINTS_SOURCE_HPP
+
+/// \file
+/// Where the scheduler's points come from (issue 16): the process's own
+/// token bucket, or a store shared with other processes (shared memory). The
+/// scheduler (scheduler_core) keeps ordering its local waiters; a source only
+/// grants points. Sans-io: every call takes `now`.
+
+#include <digital_delivery/impl/rate_limit/sansio/token_bucket.hpp>
+
+#include <chrono>
+
+namespace digital_delivery {
+namespace detail {
+
+class points_source
+{
+public:
+    using clock = std::chrono::steady_clock;
+    using time_point = clock::time_point;
+    using duration = clock::duration;
+
+    virtual ~points_source() = default;
+
+    virtual double capacity() const noexcept = 0;
+    /// Lowers the capacity (a smaller X-RateLimit-Limit); the window stays.
+    virtual void set_capacity(double capacity, time_point now) noexcept = 0;
+    /// The balance at `now` (may be negative).
+    virtual double available(time_point now) noexcept = 0;
+    /// Takes `cost` if the balance allows it at `now`.
+    virtual bool try_take(double cost, time_point now) noexcept = 0;
+    /// Lowers the balance to `value` if higher; never raises it.
+    virtual bool lower_to(double value, time_point now) noexcept = 0;
+    /// Gives points back (never above capacity).
+    virtual void give_back(double cost, time_point now) noexcept = 0;
+    /// A response came back: refill, held since a take from a full bucket, resumes.
+    virtual bool thaw(time_point now) noexcept = 0;
+    /// How long from `now` until the balance reaches `target` (a lower bound).
+    virtual duration time_to_reach(double target, time_point now) noexcept = 0;
+    /// The end of a 429 pause recorded in the source (by any process); the
+    /// epoch when none.
+    virtual time_point paused_until() const noexcept { return {}; }
+    /// Records a 429 pause for every user of the source (never shortens one).
+    virtual void pause_until(time_point) noexcept {}
+};
+
+/// The process's own bucket (today's behaviour, the default).
+class local_points final : public points_source
+{
+public:
+    explicit local_points(token_bucket& b) noexcept : b_(b) {}
+    double capacity() const noexcept override { return b_.capacity(); }
+    void set_capacity(double c, time_point now) noexcept override { b_.set_capacity(c, now); }
+    double available(time_point now) noexcept override { return b_.available(now); }
+    bool try_take(double cost, time_point now) noexcept override { return b_.try_take(cost, now); }
+    bool lower_to(double v, time_point now) noexcept override { return b_.lower_to(v, now); }
+    void give_back(double cost, time_point now) noexcept override { b_.give_back(cost, now); }
+    bool thaw(time_point now) noexcept override { return b_.thaw(now); }
+    duration time_to_reach(double target, time_point now) noexcept override { return b_.time_to_reach(target, now); }
+
+private:
+    token_bucket& b_;
+};
+
+}  // namespace detail
+}  // namespace digital_delivery
+
+#endif

@@ -1,0 +1,394 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_IMPL_INTERNAL_REDIS_STORE_HPP
+#define DIGITAL_DELIVERY_IMPL_INTERNAL_REDIS_STORE_HPP
+
+/// \file
+/// The Redis rate-limit store (rate_limit_store::redis), sans-io part: the
+/// GCRA script, the decoding of its reply, and redis_points, the scheduler's
+/// points source over it.
+///
+/// The script is gcra_points (gcra_store.hpp) run inside Redis, atomically,
+/// on one hash per (base URL, API key): `tat` (theoretical arrival time),
+/// `frozen` (0, or the instant refill stopped: hold_refill_until_response),
+/// `paused` (end of the latest 429 pause), all microseconds of Redis's own
+/// clock (TIME), so the hosts' clocks never matter. The hash expires once it
+/// is equivalent to a fresh one (a full bucket, no pause). One call carries
+/// everything a process has to say since its last call (a take, points given
+/// back, a server header's lower bound, a 429 pause, a thaw) and answers
+/// whether the take was granted, else how long to wait.
+///
+/// redis_points is synchronous, like every points_source: it grants only
+/// points Redis has already granted (a "permit"). When the head waiter finds
+/// none, it records the want; the rate limiter's shell (rate_limiter.ipp)
+/// then sends one script call (start_exchange), at most one in flight per
+/// bucket, and feeds the reply back (on_reply), after which the head takes
+/// the permit. A permit nobody took (its waiter cancelled meanwhile) goes
+/// back to Redis with the next call.
+
+#include <digital_delivery/impl/rate_limit/sansio/points_source.hpp>
+#include <digital_delivery/impl/rate_limit/sansio/resp.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace digital_delivery {
+namespace detail {
+
+/// KEYS[1]: the bucket's hash. ARGV: capacity, window (µs), hold (0/1),
+/// take (points), give back (points), lower to (points, '' for none),
+/// pause (µs from now, 0 for none), thaw (0/1).
+/// Returns {granted (0/1), wait (µs), pause left (µs), balance (string), frozen (0/1)}.
+inline constexpr std::string_view redis_gcra_script = R"lua(-- digital_delivery rate limit (GCRA) v1
+local cap = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local hold = ARGV[3] == '1'
+local take = tonumber(ARGV[4])
+local give = tonumber(ARGV[5])
+local lower = tonumber(ARGV[6])
+local pause = tonumber(ARGV[7])
+local thaw = ARGV[8] == '1'
+if not cap or cap <= 0 or not window or window <= 0 or not take or not give or not pause then
+  return redis.error_reply('ERR digital_delivery rate limit: bad arguments')
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local per = window / cap
+local s = redis.call('HMGET', KEYS[1], 'tat', 'frozen', 'paused')
+local tat = tonumber(s[1]) or 0
+local frozen = tonumber(s[2]) or 0
+local paused = tonumber(s[3]) or 0
+if frozen > 0 and (thaw or now - frozen >= window) then
+  if now > frozen then tat = tat + (now - frozen) end
+  frozen = 0
+end
+local eff = now
+if frozen > 0 and frozen < now then eff = frozen end
+if give > 0 and tat > eff then tat = math.max(tat - math.ceil(give * per), eff) end
+if lower then
+  local floor = eff + window - math.ceil(lower * per)
+  if math.max(tat, eff) < floor then tat = floor end
+end
+if pause > 0 and now + pause > paused then paused = now + pause end
+local granted, wait = 0, 0
+if take > 0 then
+  if now < paused then
+    wait = paused - now
+  else
+    local nxt = math.max(tat, eff) + math.ceil(take * per)
+    if nxt - window <= eff + 1 then
+      granted = 1
+      if hold and tat <= eff and frozen == 0 then frozen = now end
+      tat = nxt
+    else
+      wait = nxt - window - eff
+    end
+  end
+end
+local horizon = math.max(tat, paused, frozen + window, now) - now + window
+redis.call('HSET', KEYS[1], 'tat', string.format('%.0f', tat), 'frozen', string.format('%.0f', frozen),
+  'paused', string.format('%.0f', paused))
+redis.call('PEXPIRE', KEYS[1], string.format('%.0f', math.ceil(horizon / 1000) + 1000))
+local left = 0
+if paused > now then left = paused - now end
+local fz = 0
+if frozen > 0 then fz = 1 end
+return {granted, wait, left, string.format('%.6f', (eff + window - math.max(tat, eff)) / per), fz}
+)lua";
+
+/// What one script call carries (everything since the previous call).
+struct gcra_request
+{
+    double take = 0;       ///< Points asked for (0: none).
+    double give_back = 0;  ///< Points returned.
+    std::optional<double> lower_to;  ///< A server header's bound on the balance.
+    std::chrono::microseconds pause{0};  ///< A 429 pause from now (0: none).
+    bool thaw = false;     ///< A response came back (hold_refill_until_response).
+};
+
+/// The script's answer.
+struct gcra_reply
+{
+    bool granted = false;
+    std::chrono::microseconds wait{0};   ///< Not granted: retry after this.
+    std::chrono::microseconds paused{0}; ///< A 429 pause left on the key.
+    double balance = 0;                  ///< Points left on the key after the call.
+    bool frozen = false;                 ///< Refill held until a response.
+};
+
+inline std::string format_points(double v)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6f", v);
+    return buf;
+}
+
+/// ARGV of the script for `r`.
+inline std::vector<std::string> gcra_arguments(
+    const gcra_request& r,
+    double capacity,
+    std::chrono::duration<double> window,
+    bool hold
+)
+{
+    const auto window_us = std::max<long long>(1, std::llround(window.count() * 1e6));
+    return {
+        format_points(capacity),
+        std::to_string(window_us),
+        hold ? "1" : "0",
+        format_points(std::max(r.take, 0.0)),
+        format_points(std::max(r.give_back, 0.0)),
+        r.lower_to ? format_points(std::max(*r.lower_to, -1e9)) : std::string(),
+        std::to_string(std::max<long long>(0, r.pause.count())),
+        r.thaw ? "1" : "0",
+    };
+}
+
+/// Decodes the script's reply; nullopt (and `why`) for anything else,
+/// an error reply included (its text: Redis never echoes credentials).
+inline std::optional<gcra_reply> decode_gcra_reply(const resp_value& v, std::string& why)
+{
+    if (v.type == resp_value::kind::error)
+    {
+        why = "Redis answered: " + v.str.substr(0, 200);
+        return std::nullopt;
+    }
+    const auto bad = [&] {
+        why = "an unexpected reply to the rate-limit script";
+        return std::nullopt;
+    };
+    if (v.type != resp_value::kind::array || v.elements.size() != 5)
+        return bad();
+    const auto& e = v.elements;
+    for (std::size_t i : {0u, 1u, 2u, 4u})
+        if (e[i].type != resp_value::kind::integer)
+            return bad();
+    if (e[3].type != resp_value::kind::bulk)
+        return bad();
+    if ((e[0].integer != 0 && e[0].integer != 1) || e[1].integer < 0 || e[2].integer < 0 ||
+        (e[4].integer != 0 && e[4].integer != 1))
+        return bad();
+    double balance = 0;
+    const auto& s = e[3].str;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), balance);
+    if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(balance))
+        return bad();
+    // Bounded: a year at most (a broken server cannot make a wait overflow).
+    constexpr std::int64_t year_us = 366LL * 24 * 3600 * 1000000;
+    gcra_reply r;
+    r.granted = e[0].integer == 1;
+    r.wait = std::chrono::microseconds(std::min(e[1].integer, year_us));
+    r.paused = std::chrono::microseconds(std::min(e[2].integer, year_us));
+    r.balance = balance;
+    r.frozen = e[4].integer == 1;
+    return r;
+}
+
+/// The scheduler's view of a Redis bucket (see the file comment). Sans-io.
+class redis_points final : public points_source
+{
+public:
+    redis_points(double capacity, std::chrono::duration<double> window, bool hold, time_point now) noexcept
+        : capacity_(capacity > 0 ? capacity : 1),
+          window_(std::max(window.count(), 1e-6)),
+          hold_(hold),
+          balance_(capacity_),
+          balance_at_(now)
+    {
+    }
+
+    double capacity() const noexcept override { return capacity_; }
+    void set_capacity(double c, time_point) noexcept override { capacity_ = c > 0 ? c : 1; }
+
+    /// The last known balance of the key, refilled since (an estimate), plus
+    /// the permit in hand.
+    double available(time_point now) noexcept override { return estimate(now) + permit_; }
+
+    bool try_take(double cost, time_point) noexcept override
+    {
+        if (permit_ + 1e-9 >= cost)
+        {
+            permit_ = std::max(0.0, permit_ - cost);
+            want_ = 0;
+            return true;
+        }
+        want_ = cost;
+        return false;
+    }
+
+    bool lower_to(double value, time_point now) noexcept override
+    {
+        pending_lower_ = pending_lower_ ? std::min(*pending_lower_, value) : value;
+        if (estimate(now) <= value)
+            return false;
+        balance_ = value;
+        balance_at_ = now;
+        return true;
+    }
+
+    void give_back(double cost, time_point now) noexcept override
+    {
+        pending_give_ += cost;
+        balance_ = std::min(capacity_, estimate(now) + cost);
+        balance_at_ = now;
+    }
+
+    bool thaw(time_point) noexcept override
+    {
+        if (hold_ && remote_frozen_)
+            pending_thaw_ = true;
+        return false;  // the call's reply re-runs the scheduler
+    }
+
+    duration time_to_reach(double target, time_point now) noexcept override
+    {
+        if (permit_ + 1e-9 >= target)
+            return duration::zero();
+        const double missing = target - permit_ - estimate(now);
+        duration d = duration::zero();
+        if (missing > 0)
+            d = std::chrono::duration_cast<duration>(std::chrono::duration<double>(missing * window_ / capacity_));
+        if (retry_at_ > now)
+            d = std::max(d, retry_at_ - now);
+        return d;
+    }
+
+    time_point paused_until() const noexcept override { return paused_until_; }
+
+    void pause_until(time_point end) noexcept override
+    {
+        pending_pause_end_ = std::max(pending_pause_end_, end);
+        paused_until_ = std::max(paused_until_, end);
+    }
+
+    // --- the shell's side ---
+
+    /// The scheduler's next poll decides the want afresh.
+    void clear_want() noexcept { want_ = 0; }
+
+    /// A permit no waiter took goes back to Redis with the next call.
+    void return_leftover() noexcept
+    {
+        if (permit_ > 0)
+        {
+            pending_give_ += permit_;
+            permit_ = 0;
+        }
+    }
+
+    bool in_flight() const noexcept { return in_flight_; }
+
+    /// Whether a call should be sent at `now`: something to tell Redis, or a
+    /// want whose retry time has come.
+    bool wants_exchange(time_point now) const noexcept
+    {
+        if (in_flight_)
+            return false;
+        return pending_give_ > 0 || pending_lower_ || pending_pause_end_ > now || pending_thaw_ ||
+               (want_ > permit_ + 1e-9 && now >= retry_at_ && now >= paused_until_);
+    }
+
+    /// The call to send (everything pending goes into it).
+    gcra_request start_exchange(time_point now) noexcept
+    {
+        gcra_request r;
+        if (want_ > permit_ + 1e-9 && now >= retry_at_ && now >= paused_until_)
+            r.take = want_ - permit_;
+        r.give_back = pending_give_;
+        r.lower_to = pending_lower_;
+        if (pending_pause_end_ > now)
+            r.pause = std::chrono::ceil<std::chrono::microseconds>(pending_pause_end_ - now);
+        r.thaw = pending_thaw_;
+        pending_give_ = 0;
+        pending_lower_.reset();
+        pending_pause_end_ = {};
+        pending_thaw_ = false;
+        requested_ = r.take;
+        in_flight_ = true;
+        return r;
+    }
+
+    /// The reply of the call in flight, received at `now`.
+    void on_reply(const gcra_reply& r, time_point now) noexcept
+    {
+        in_flight_ = false;
+        if (r.granted)
+        {
+            permit_ += requested_;
+            retry_at_ = {};
+        }
+        else if (requested_ > 0)
+        {
+            // At least 1 ms between asks: never a busy loop on a rounding.
+            retry_at_ = now + std::max<duration>(std::chrono::duration_cast<duration>(r.wait), std::chrono::milliseconds(1));
+        }
+        requested_ = 0;
+        balance_ = r.balance;
+        balance_at_ = now;
+        remote_frozen_ = r.frozen;
+        if (r.paused > std::chrono::microseconds::zero())
+            paused_until_ = std::max(paused_until_, now + std::chrono::duration_cast<duration>(r.paused));
+    }
+
+    /// The call in flight failed: what it carried is lost (the store is
+    /// abandoned for the fallback bucket until a retry succeeds).
+    void on_failure() noexcept
+    {
+        in_flight_ = false;
+        requested_ = 0;
+    }
+
+    /// Back to a fresh state (a new connection after a failure).
+    void reset(time_point now) noexcept
+    {
+        permit_ = want_ = requested_ = pending_give_ = 0;
+        pending_lower_.reset();
+        pending_pause_end_ = {};
+        pending_thaw_ = remote_frozen_ = in_flight_ = false;
+        retry_at_ = {};
+        balance_ = capacity_;
+        balance_at_ = now;
+    }
+
+    double permit() const noexcept { return permit_; }
+
+private:
+    double estimate(time_point now) const noexcept
+    {
+        const double refill =
+            now > balance_at_ ? std::chrono::duration<double>(now - balance_at_).count() * capacity_ / window_ : 0.0;
+        return std::min(capacity_, balance_ + refill);
+    }
+
+    double capacity_;
+    double window_;  // seconds
+    bool hold_;
+    double balance_;
+    time_point balance_at_;
+    double permit_ = 0;
+    double want_ = 0;
+    double requested_ = 0;
+    time_point retry_at_{};
+    time_point paused_until_{};
+    double pending_give_ = 0;
+    std::optional<double> pending_lower_;
+    time_point pending_pause_end_{};
+    bool pending_thaw_ = false;
+    bool remote_frozen_ = false;
+    bool in_flight_ = false;
+};
+
+}  // namespace detail
+}  // namespace digital_delivery
+
+#endif

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Checks the layering of include/digital_delivery/impl/ that docs/architecture.md
+draws, from the #include lines of every file of the library:
+
+  * every file of impl/ lives in one of the folders of LAYERS;
+  * a folder includes only folders of its own layer or below, and of its own
+    layer only itself (http and rate_limit, both drivers, do not see each other);
+  * a sans-io folder (`sansio/`, and the folders that are all sans-io) includes
+    no I/O: no socket, timer, io_context, coroutine launch, file or memory map;
+  * no .ipp includes another .ipp (an .ipp includes the header it defines,
+    which includes its .ipp in header-only mode);
+  * only the folders above the engine include <digital_delivery/endpoints.hpp>;
+  * the Redis and shared-memory stores are reached from their opt-in headers only.
+
+Usage: layering.py INCLUDE_DIR. Prints one line per violation; exit 1 if any.
+"""
+import pathlib
+import re
+import sys
+
+# Folder of impl/ -> layer. A folder may include the folders of lower layers,
+# and of its own layer only itself.
+LAYERS = {
+    # Sans-io: plain classes and functions, tested without sockets or sleeps.
+    "crypto": 1,
+    "json": 1,
+    "retry": 1,
+    "http/sansio": 1,
+    "rate_limit/sansio": 1,
+    "upload/sansio": 1,
+    # Error codes, their messages, the server's words, diagnostics.
+    "error": 2,
+    # What the public value types compile: models (with their checks), observers.
+    "model": 3,
+    "observe": 3,
+    # Drivers of the sans-io cores: the Beast transport, the rate limiter.
+    "http": 4,
+    "rate_limit": 4,
+    # The request pipeline: one request, from the call to the decoded result.
+    "engine": 5,
+    # Built on the endpoints: uploads, the asset-edit helpers, the watermark waiter.
+    "upload": 6,
+    "workflows": 6,
+    # Test doubles and cassettes.
+    "testing": 7,
+}
+SANS_IO = {f for f, layer in LAYERS.items() if layer == 1}
+IO_HEADERS = re.compile(
+    r"boost/asio/(ip/|ssl|local/|posix/|steady_timer|system_timer|io_context|co_spawn|awaitable|use_awaitable"
+    r"|strand|connect|read|write|any_io_executor|signal_set)"
+    r"|boost/beast/(core/(tcp_stream|basic_stream|ssl_stream)|ssl|http/(read|write)|websocket)"
+    r"|^(sys/socket|sys/mman|netinet/|unistd|fcntl|liburing)"
+)
+ABOVE_ENGINE = {f for f, layer in LAYERS.items() if layer > LAYERS["engine"]}
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+
+
+def folder_of(rel):
+    """impl/http/sansio/x.hpp -> http/sansio; impl/engine/x.ipp -> engine."""
+    parts = rel.split("/")
+    if len(parts) >= 4 and parts[2] == "sansio":
+        return parts[1] + "/sansio"
+    return parts[1] if len(parts) >= 3 else None
+
+
+def main():
+    root = pathlib.Path(sys.argv[1])
+    lib = root / "digital_delivery"
+    problems = []
+    checked = 0
+    for path in sorted(lib.rglob("*")):
+        if path.suffix not in (".hpp", ".ipp"):
+            continue
+        rel = path.relative_to(lib).as_posix()
+        text = path.read_text()
+        includes = INCLUDE.findall(text)
+        mine = folder_of(rel) if rel.startswith("impl/") else None
+        if rel.startswith("impl/") and mine not in LAYERS:
+            problems.append(f"{rel}: lives in no folder of the layering (tests/consumer/layering.py LAYERS)")
+            continue
+        checked += 1
+        for inc in includes:
+            if path.suffix == ".ipp" and inc.endswith(".ipp"):
+                problems.append(f"{rel}: an .ipp includes an .ipp ({inc}); include the header it defines")
+            if inc.startswith("digital_delivery/impl/") and mine is not None:
+                theirs = folder_of(inc[len("digital_delivery/"):])
+                if theirs not in LAYERS:
+                    problems.append(f"{rel}: includes {inc}, in no folder of the layering")
+                elif theirs != mine and (LAYERS[theirs] > LAYERS[mine] or
+                                         (LAYERS[theirs] == LAYERS[mine] and not theirs.startswith(mine + "/"))):
+                    problems.append(f"{rel} ({mine}, layer {LAYERS[mine]}) includes {inc} "
+                                    f"({theirs}, layer {LAYERS[theirs]}): a layer sees only those below it")
+            if mine in SANS_IO and IO_HEADERS.search(inc):
+                problems.append(f"{rel}: sans-io, yet includes {inc} (I/O)")
+            if inc == "digital_delivery/endpoints.hpp" and mine is not None and mine not in ABOVE_ENGINE:
+                problems.append(f"{rel} ({mine}) includes endpoints.hpp: only {sorted(ABOVE_ENGINE)} are above the engine")
+            if re.search(r"rate_limit/(redis_link|shm_store)\.hpp|rate_limit/sansio/(redis_store|resp)\.hpp", inc) and \
+                    mine != "rate_limit" and mine != "rate_limit/sansio" and \
+                    rel not in ("redis_rate_limit_store.hpp", "shm_rate_limit_store.hpp"):
+                problems.append(f"{rel}: includes {inc}; the Redis and shared-memory stores are opt-in headers")
+    for p in problems:
+        print(p)
+    print(f"layering: {checked} files checked, {len(problems)} violation(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
