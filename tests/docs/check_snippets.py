@@ -35,8 +35,11 @@ opening fence (several may be stacked, one after another):
       into ONE program (one translation unit, compiled and linked once, with
       GoogleTest), each as a test that runs it to completion as a coroutine on
       its own `asio::io_context ioc`. It is also given RUN_CONTEXT's names: a
-      `testing::fake_transport` `fake` and a `client` over it (retries off),
-      ids (`order_id` is "o1", ...), `url`, `key`, `ex`, `diag`. The test fails when
+      `testing::fake_transport` `fake` and a `client` over it (retries off,
+      its parameters in `params`), ids (`order_id` is "o1", ...), `url`,
+      `key`, `ex`, `diag`. The run program's working directory is the
+      script's work directory (temporary unless --keep), so relative paths a
+      snippet writes go there. The test fails when
       an EXPECT_/ASSERT_ fails, the snippet throws, it does not finish (the
       io_context ran out of work first), or a line it claims to print (the
       comment after a line writing to std::cout, std::cerr, printf or puts,
@@ -373,10 +376,10 @@ def translation_unit(snippet, include_dir, pch=False):
 # The names a `run` snippet is given (the fixture of the run program).
 RUN_CONTEXT = """\
 auto fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
-dd::client client(fake, {.base_url = "https://dd.test/api/v1/external", .api_key = "k",
-                         .retry = {.enabled = false}});
-std::string id = "a1", order_id = "o1", product_id = "p1", asset_id = "a1";
 std::string url = "https://dd.test/api/v1/external", key = "k";
+dd::client_params params{.base_url = url, .api_key = key, .retry = {.enabled = false}};
+dd::client client(fake, params);
+std::string id = "a1", order_id = "o1", product_id = "p1", asset_id = "a1";
 asio::any_io_executor ex = ioc.get_executor(), executor = ex;
 dd::diagnostics diag;
 """
@@ -596,8 +599,8 @@ def build_and_run(snippets, args, work_dir, pch_flags):
     if args.sandbox_exe:
         env["DIGITAL_DELIVERY_SANDBOX_EXE"] = args.sandbox_exe
     try:
-        r = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=args.timeout, env=env)
+        r = subprocess.run([os.path.abspath(exe)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=args.timeout, env=env, cwd=work_dir)
         output = r.stdout
     except subprocess.TimeoutExpired as e:
         output = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
