@@ -597,7 +597,7 @@ def build_and_run(snippets, args, work_dir, pch_flags):
         return {i: ("ok", []) for i, _ in snippets}
     env = dict(os.environ)
     if args.sandbox_exe:
-        env["DIGITAL_DELIVERY_SANDBOX_EXE"] = args.sandbox_exe
+        env["DIGITAL_DELIVERY_SANDBOX_EXE"] = os.path.abspath(args.sandbox_exe)   # the program runs elsewhere
     try:
         r = subprocess.run([os.path.abspath(exe)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            timeout=args.timeout, env=env, cwd=work_dir)
