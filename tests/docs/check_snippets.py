@@ -37,7 +37,7 @@ opening fence (several may be stacked, one after another):
       its own `asio::io_context ioc`. It is also given RUN_CONTEXT's names: a
       `testing::fake_transport` `fake` and a `client` over it (retries off,
       its parameters in `params`), ids (`order_id` is "o1", ...), `url`,
-      `key`, `ex`, `diag`. The run program's working directory is the
+      `key`, `ex`, `diag`, the type `my_transport`. The run program's working directory is the
       script's work directory (temporary unless --keep), so relative paths a
       snippet writes go there. The test fails when
       an EXPECT_/ASSERT_ fails, the snippet throws, it does not finish (the
@@ -57,7 +57,7 @@ opening fence (several may be stacked, one after another):
       a `client` of it over a `dd::beast_transport transport` (default
       parameters, in `params`), `order_id` (the store's first order, "" when it
       has none), `asset_id` (a new licence asset), `product_id` (a new digital
-      product with that asset), `url`, `key`, `ex`, `diag`. Without a sandbox
+      product with that asset), `url`, `key`, `ex`, `diag`, `my_transport`. Without a sandbox
       executable these snippets are compiled only, and the summary says so.
   <!-- snippet: no-run (reason) -->
       The snippet is compiled but not run; the reason is mandatory and printed
@@ -374,7 +374,7 @@ def translation_unit(snippet, include_dir, pch=False):
 
 
 # The names a `run` snippet is given (the fixture of the run program).
-RUN_CONTEXT = """\
+RUN_CONTEXT = CONTEXT_LOCALS + """\
 auto fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
 std::string url = "https://dd.test/api/v1/external", key = "k";
 dd::client_params params{.base_url = url, .api_key = key, .retry = {.enabled = false}};
@@ -387,7 +387,7 @@ dd::diagnostics diag;
 # sandbox of the run program, a client of it over the Beast transport (the
 # default parameters), the store's first order, a new licence asset and a new
 # digital product with that asset.
-RUN_SANDBOX_CONTEXT = """\
+RUN_SANDBOX_CONTEXT = CONTEXT_LOCALS + """\
 dd::beast_transport transport(ioc.get_executor());
 dd::client_params params{.base_url = store.base_url, .api_key = store.api_key};
 dd::client client(transport, params);
