@@ -37,9 +37,9 @@ opening fence (several may be stacked, one after another):
       its own `asio::io_context ioc`. It is also given RUN_CONTEXT's names: a
       `testing::fake_transport` `fake` and a `client` over it (retries off,
       its parameters in `params`), ids (`order_id` is "o1", ...), `url`,
-      `key`, `ex`, `diag`, the type `my_transport`. The run program's working directory is the
-      script's work directory (temporary unless --keep), so relative paths a
-      snippet writes go there. The test fails when
+      `key`, `ex`, `diag`, the type `my_transport`. The run program's working
+      directory is the script's work directory (temporary unless --keep), so
+      relative paths a snippet writes go there. The test fails when
       an EXPECT_/ASSERT_ fails, the snippet throws, it does not finish (the
       io_context ran out of work first), or a line it claims to print (the
       comment after a line writing to std::cout, std::cerr, printf or puts,
@@ -57,8 +57,9 @@ opening fence (several may be stacked, one after another):
       a `client` of it over a `dd::beast_transport transport` (default
       parameters, in `params`), `order_id` (the store's first order, "" when it
       has none), `asset_id` (a new licence asset), `product_id` (a new digital
-      product with that asset), `url`, `key`, `ex`, `diag`, `my_transport`. Without a sandbox
-      executable these snippets are compiled only, and the summary says so.
+      product with that asset), `url`, `key`, `ex`, `diag`, `my_transport`.
+      Without a sandbox executable these snippets are compiled only, and the
+      summary says so.
   <!-- snippet: no-run (reason) -->
       The snippet is compiled but not run; the reason is mandatory and printed
       in the summary. A snippet that claims a result (EXPECT_/ASSERT_/assert,
@@ -373,21 +374,24 @@ def translation_unit(snippet, include_dir, pch=False):
     return "\n".join(out) + "\n", wrapped
 
 
+# The names every `run` snippet is given, whatever it runs against.
+RUN_LOCALS = CONTEXT_LOCALS + """\
+asio::any_io_executor ex = ioc.get_executor(), executor = ex;
+dd::diagnostics diag;
+"""
 # The names a `run` snippet is given (the fixture of the run program).
-RUN_CONTEXT = CONTEXT_LOCALS + """\
+RUN_CONTEXT = RUN_LOCALS + """\
 auto fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
 std::string url = "https://dd.test/api/v1/external", key = "k";
 dd::client_params params{.base_url = url, .api_key = key, .retry = {.enabled = false}};
 dd::client client(fake, params);
 std::string id = "a1", order_id = "o1", product_id = "p1", asset_id = "a1";
-asio::any_io_executor ex = ioc.get_executor(), executor = ex;
-dd::diagnostics diag;
 """
 # The names a `run sandbox` snippet is given: a store of its own in the one
 # sandbox of the run program, a client of it over the Beast transport (the
 # default parameters), the store's first order, a new licence asset and a new
 # digital product with that asset.
-RUN_SANDBOX_CONTEXT = CONTEXT_LOCALS + """\
+RUN_SANDBOX_CONTEXT = RUN_LOCALS + """\
 dd::beast_transport transport(ioc.get_executor());
 dd::client_params params{.base_url = store.base_url, .api_key = store.api_key};
 dd::client client(transport, params);
@@ -395,8 +399,6 @@ std::string order_id, asset_id, product_id;
 co_await dd_snippets::sandbox_ids(client, order_id, asset_id, product_id);
 std::string id = asset_id;
 std::string url = store.base_url, key = store.api_key;
-asio::any_io_executor ex = ioc.get_executor(), executor = ex;
-dd::diagnostics diag;
 """
 # Once in the run program, before the snippets.
 RUN_HELPERS = """\
