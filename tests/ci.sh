@@ -7,7 +7,7 @@
 #   1. CMake + g++-12, -Werror: every test area (cli, ddctl against the sandbox,
 #      included), the consumer/packaging tests and the examples (against the sandbox);
 #   2. meson + clang++-16 with ASan+UBSan, -Werror: every test area (cli included)
-#      but docs (the snippets are only compiled, -fsyntax-only: step 1 checks them);
+#      but docs (step 1 compiles the snippets and runs those marked run);
 #   3. CMake + clang++-16 with TSan: the areas that run threads (transport with
 #      a multi-threaded io_context, scheduler's limiter shared across threads);
 #      core runs on one thread (the library starts none): steps 1 and 2 test it;

@@ -80,7 +80,7 @@ struct upload_options
 
     /// Time limit of one PUT passed to the transport as http_request::timeout
     /// (default: 1 h, the validity of an upload URL). Must be non-zero: a
-    /// transport's own default (60 s for beast_transport) is too short for
+    /// transport's own default (default_request_timeout, 30 s) is too short for
     /// 2 GB.
     std::chrono::milliseconds put_timeout{std::chrono::hours(1)};
 

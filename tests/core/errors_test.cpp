@@ -166,6 +166,38 @@ TEST_F(errors_test, html_error_body_still_gives_a_typed_error)
     EXPECT_EQ(ec3, dd::api_errc::bad_request);
 }
 
+// A known message names its code only under the status the API gives it
+// (docs/errors.md's table: a 404 that is none of the three is not_found, a
+// 422 that is none of the known ones validation_failed, a 400 bad_request).
+// Before: the message won over the status (a 404 saying "Invalid API key"
+// was invalid_api_key, which is not condition::not_found).
+TEST_F(errors_test, a_known_message_names_its_code_only_under_its_status)
+{
+    const struct
+    {
+        unsigned status;
+        const char* message;
+        dd::api_errc expected;
+    } cases[] = {
+        {404, "Invalid API key", dd::api_errc::not_found},
+        {404, "External url can't be blank", dd::api_errc::not_found},
+        {404, "Asset not found", dd::api_errc::asset_not_found},
+        {422, "Order not found", dd::api_errc::validation_failed},
+        {422, "Invalid API key", dd::api_errc::validation_failed},
+        {422, "Only internal assets can have their file replaced", dd::api_errc::asset_not_internal},
+        {400, "Order not found", dd::api_errc::bad_request},
+        {400, "asset_ids must be a non-empty array", dd::api_errc::bad_request},
+    };
+    for (const auto& c : cases)
+    {
+        SCOPED_TRACE(std::to_string(c.status) + " " + c.message);
+        fake->expect_any().respond(c.status, std::string(R"({"error":")") + c.message + R"("})");
+        auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
+        EXPECT_EQ(ec, c.expected) << ec.message();
+        EXPECT_EQ(diag.server_message, c.message);
+    }
+}
+
 // A transport of one's own (any_transport; here the fake) that hands over a
 // status outside 100-599: no HTTP status, a protocol error, never a final
 // response or an "undocumented status". Before: client_errc::unexpected_status.

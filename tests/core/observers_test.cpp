@@ -122,6 +122,32 @@ TEST_F(builtin_observers_test, json_logger_filters_by_level_and_writes_failures_
     EXPECT_TRUE(got.empty());
 }
 
+TEST(builtin_observers, json_logger_names_every_throttle_event)
+{
+    std::vector<std::pair<dd::log_level, std::string>> got;
+    dd::json_logger logger([&](dd::log_level l, std::string_view line) { got.emplace_back(l, std::string(line)); },
+                           dd::log_level::info);
+    dd::throttle_event e;
+    for (auto what : {dd::throttle_event::kind::paused, dd::throttle_event::kind::resumed,
+                      dd::throttle_event::kind::store_unavailable, dd::throttle_event::kind::store_restored})
+    {
+        e.what = what;
+        e.message = what == dd::throttle_event::kind::store_unavailable ? "connect: Connection refused" : "";
+        logger.on_throttle(e);
+    }
+    ASSERT_EQ(got.size(), 4u);
+    std::vector<std::string> events;
+    for (const auto& [level, line] : got)
+        events.emplace_back(boost::json::parse(line).as_object().at("event").as_string());
+    EXPECT_EQ(events, (std::vector<std::string>{"ratelimit.paused", "ratelimit.resumed", "ratelimit.store_unavailable",
+                                                "ratelimit.store_restored"}));
+    EXPECT_EQ(got[0].first, dd::log_level::warning);
+    EXPECT_EQ(got[1].first, dd::log_level::info);
+    EXPECT_EQ(got[2].first, dd::log_level::warning);
+    EXPECT_EQ(got[3].first, dd::log_level::info);
+    EXPECT_EQ(boost::json::parse(got[2].second).as_object().at("message").as_string(), "connect: Connection refused");
+}
+
 TEST_F(builtin_observers_test, metrics_count_series_retries_429s_and_limiter_waits)
 {
     auto metrics = std::make_shared<dd::metrics_observer>();

@@ -35,15 +35,31 @@ opening fence (several may be stacked, one after another):
       into ONE program (one translation unit, compiled and linked once, with
       GoogleTest), each as a test that runs it to completion as a coroutine on
       its own `asio::io_context ioc`. It is also given RUN_CONTEXT's names: a
-      `testing::fake_transport` `fake` and a `client` over it (retries off),
-      ids (`order_id` is "o1", ...). The test fails when an EXPECT_/ASSERT_
-      fails, the snippet throws, it does not finish (the io_context ran out of
-      work first), or a line it claims to print (the comment after a line
-      writing to std::cout, `<...>` standing for anything) is not a line of
-      what it printed. Its `context` declarations go in a namespace of its own
-      (their `#include` lines before it); when they define
-      `void script(dd::testing::fake_transport& fake)`, it is called first, to
-      script the fake's answers.
+      `testing::fake_transport` `fake` and a `client` over it (retries off,
+      its parameters in `params`), ids (`order_id` is "o1", ...), `url`,
+      `key`, `ex`, `diag`, the type `my_transport`. The run program's working
+      directory is the script's work directory (temporary unless --keep), so
+      relative paths a snippet writes go there. The test fails when
+      an EXPECT_/ASSERT_ fails, the snippet throws, it does not finish (the
+      io_context ran out of work first), or a line it claims to print (the
+      comment after a line writing to std::cout, std::cerr, printf or puts,
+      `<...>` standing for anything) is not a line of what it printed (stdout
+      and stderr are captured while it runs). Its `context` declarations go in
+      a namespace of its own (their `#include` lines before it); when they
+      define `void script(dd::testing::fake_transport& fake)`, it is called
+      first, to script the fake's answers.
+  <!-- snippet: run sandbox [STORE FLAGS] -->
+      The same, against the digital-delivery-sandbox (--sandbox-exe, or the
+      environment variable DIGITAL_DELIVERY_SANDBOX_EXE), started once for the
+      whole run program: the snippet gets a store of its own, created with the
+      STORE FLAGS (e.g. `--seed-orders 300`; none: the built-in defaults), as
+      `store` (dd::testing::sandbox::store) of `sb` (dd::testing::sandbox&),
+      a `client` of it over a `dd::beast_transport transport` (default
+      parameters, in `params`), `order_id` (the store's first order, "" when it
+      has none), `asset_id` (a new licence asset), `product_id` (a new digital
+      product with that asset), `url`, `key`, `ex`, `diag`, `my_transport`.
+      Without a sandbox executable these snippets are compiled only, and the
+      summary says so.
   <!-- snippet: no-run (reason) -->
       The snippet is compiled but not run; the reason is mandatory and printed
       in the summary. A snippet that claims a result (EXPECT_/ASSERT_/assert,
@@ -157,7 +173,8 @@ class ConventionError(Exception):
 
 
 class Snippet:
-    def __init__(self, path, display, line, code, code_line, skip_reason, context, run=False, no_run=None):
+    def __init__(self, path, display, line, code, code_line, skip_reason, context, run=False, no_run=None,
+                 sandbox=None):
         self.path = path            # file on disk
         self.display = display      # file as printed (relative to root when possible)
         self.line = line            # line of the opening fence (1-based)
@@ -167,6 +184,7 @@ class Snippet:
         self.context = context      # list of (line, text) of `snippet: context` directives
         self.run = run              # `snippet: run`: compiled into the run program and run
         self.no_run = no_run        # `snippet: no-run (reason)`: why it is compiled only
+        self.sandbox = sandbox      # `snippet: run sandbox FLAGS`: the store's flags (a list), else None
 
 
 def parse_directive(lines, i):
@@ -191,9 +209,9 @@ def parse_directive(lines, i):
     kind = m.group(1)
     rest = raw[m.end():].strip()
     if kind == "run":
-        if rest:
-            raise ConventionError("`snippet: run` takes nothing after it")
-        return kind, "", j
+        if rest and not re.fullmatch(r"sandbox(\s.*)?", rest, re.S):
+            raise ConventionError("`snippet: run` takes nothing after it, or `sandbox [STORE FLAGS]`")
+        return kind, rest, j
     if kind in ("not-compiled", "no-run"):
         m = re.fullmatch(r"\((.*)\)", rest, re.S)
         if not m or not m.group(1).strip():
@@ -249,6 +267,7 @@ def extract(path, display):
         if info in CPP_INFO:
             skip = None
             run = False
+            sandbox = None
             no_run = None
             context = []
             for kind, text, dline in pending:
@@ -256,6 +275,8 @@ def extract(path, display):
                     skip = text
                 elif kind == "run":
                     run = True
+                    if text:
+                        sandbox = shlex.split(text)[1:]
                 elif kind == "no-run":
                     no_run = text
                 else:
@@ -264,12 +285,14 @@ def extract(path, display):
             where = f"{display}:{i + 1}"
             if sum([skip is not None, run, no_run is not None]) > 1:
                 raise ConventionError(f"{where}: at most one of not-compiled, run, no-run")
+            if sandbox is not None and any(SCRIPT_RE.search(text) for _, text in context):
+                raise ConventionError(f"{where}: a `run sandbox` snippet has no fake to script")
             if run and is_complete_tu(code):
                 raise ConventionError(f"{where}: a `run` snippet is statement code (it looks like a complete TU)")
             if skip is None and not run and no_run is None and claims_result(code):
                 raise ConventionError(f"{where}: the snippet claims a result ({claims_result(code)}): "
                                       "mark it <!-- snippet: run --> or <!-- snippet: no-run (why) -->")
-            snippets.append(Snippet(path, display, i + 1, code, i + 2, skip, context, run, no_run))
+            snippets.append(Snippet(path, display, i + 1, code, i + 2, skip, context, run, no_run, sandbox))
         elif pending:
             raise ConventionError(f"{display}:{pending[0][2]}: snippet comment before a "
                                   f"```{info or '(no language)'} block, not a ```cpp one")
@@ -351,15 +374,117 @@ def translation_unit(snippet, include_dir, pch=False):
     return "\n".join(out) + "\n", wrapped
 
 
+# The names every `run` snippet is given, whatever it runs against.
+RUN_LOCALS = CONTEXT_LOCALS + """\
+asio::any_io_executor ex = ioc.get_executor(), executor = ex;
+dd::diagnostics diag;
+"""
 # The names a `run` snippet is given (the fixture of the run program).
-RUN_CONTEXT = """\
+RUN_CONTEXT = RUN_LOCALS + """\
 auto fake = std::make_shared<dd::testing::fake_transport>(ioc.get_executor());
-dd::client client(fake, {.base_url = "https://dd.test/api/v1/external", .api_key = "k",
-                         .retry = {.enabled = false}});
+std::string url = "https://dd.test/api/v1/external", key = "k";
+dd::client_params params{.base_url = url, .api_key = key, .retry = {.enabled = false}};
+dd::client client(fake, params);
 std::string id = "a1", order_id = "o1", product_id = "p1", asset_id = "a1";
 """
+# The names a `run sandbox` snippet is given: a store of its own in the one
+# sandbox of the run program, a client of it over the Beast transport (the
+# default parameters), the store's first order, a new licence asset and a new
+# digital product with that asset.
+RUN_SANDBOX_CONTEXT = RUN_LOCALS + """\
+dd::beast_transport transport(ioc.get_executor());
+dd::client_params params{.base_url = store.base_url, .api_key = store.api_key};
+dd::client client(transport, params);
+std::string order_id, asset_id, product_id;
+co_await dd_snippets::sandbox_ids(client, order_id, asset_id, product_id);
+std::string id = asset_id;
+std::string url = store.base_url, key = store.api_key;
+"""
+# Once in the run program, before the snippets.
+RUN_HELPERS = """\
+namespace dd_snippets {
+// The sandbox of the `run sandbox` snippets, started by the first of them;
+// null when DIGITAL_DELIVERY_SANDBOX_EXE is not set (they are skipped).
+inline dd::testing::sandbox* shared_sandbox()
+{
+    const char* exe = std::getenv("DIGITAL_DELIVERY_SANDBOX_EXE");
+    if (!exe || !*exe)
+        return nullptr;
+    static dd::testing::sandbox sb;
+    return &sb;
+}
+
+// The ids of RUN_SANDBOX_CONTEXT.
+inline asio::awaitable<void> sandbox_ids(dd::client& client, std::string& order_id, std::string& asset_id,
+                                         std::string& product_id)
+{
+    const dd::order_list first = co_await dd::async_list_orders(client, {.per_page = 1});
+    if (!first.orders.empty())
+        order_id = first.orders.front().id;
+    const dd::asset_with_upload a =
+        co_await dd::async_create_asset(client, dd::new_asset{.type = dd::asset_type::licence, .name = "licence"});
+    asset_id = a.asset.id;
+    const std::string ids[] = {asset_id};
+    const dd::digital_product p =
+        co_await dd::async_create_digital_product(client, {.store_product_id = 7500000002222, .asset_ids = ids});
+    product_id = p.id;
+}
+
+// While a snippet runs, file descriptors 1 and 2 (std::cout, std::cerr,
+// printf) write to a file; finish() restores them and returns what was written.
+class output_capture
+{
+public:
+    output_capture() : file_(std::tmpfile())
+    {
+        flush();
+        if (!file_)
+            throw std::runtime_error("tmpfile() failed");
+        out_ = ::dup(1);
+        err_ = ::dup(2);
+        ::dup2(::fileno(file_), 1);
+        ::dup2(::fileno(file_), 2);
+    }
+    output_capture(const output_capture&) = delete;
+    output_capture& operator=(const output_capture&) = delete;
+    ~output_capture() { finish(); }
+
+    std::string finish()
+    {
+        std::string text;
+        if (!file_)
+            return text;
+        flush();
+        ::dup2(out_, 1);
+        ::dup2(err_, 2);
+        ::close(out_);
+        ::close(err_);
+        std::rewind(file_);
+        char buf[4096];
+        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, file_)) > 0;)
+            text.append(buf, n);
+        std::fclose(file_);
+        file_ = nullptr;
+        return text;
+    }
+
+private:
+    static void flush()
+    {
+        std::cout.flush();
+        std::cerr.flush();
+        std::fflush(stdout);
+        std::fflush(stderr);
+    }
+    std::FILE* file_;
+    int out_ = -1, err_ = -1;
+};
+}  // namespace dd_snippets
+"""
 SCRIPT_RE = re.compile(r"\bvoid\s+script\s*\(\s*dd::testing::fake_transport\s*&")
-PRINT_CLAIM_RE = re.compile(r"\bstd::cout\b.*;\s*//\s*(.*?)\s*$")
+# A line that prints (std::cout, std::cerr, printf, puts) and, in the comment
+# after it, what it prints.
+PRINT_CLAIM_RE = re.compile(r"(?:\bstd::cout\b|\bstd::cerr\b|\bprintf\s*\(|\bputs\s*\().*;\s*//\s*(.*?)\s*$")
 
 
 def expected_output(code):
@@ -380,13 +505,15 @@ def run_test_name(index):
 def run_program(snippets, include_dir, pch=False):
     """The one translation unit of every `run` snippet: [(index, snippet)]."""
     out = [] if pch else [prelude(include_dir)]
+    out.append("#include <digital_delivery/testing/sandbox.hpp>")
     out.append("#include <gtest/gtest.h>")
-    out.append("#include <exception>")
-    out.append("#include <regex>")
-    out.append("#include <sstream>")
+    for h in ("cstdio", "exception", "regex", "stdexcept", "unistd.h"):
+        out.append(f"#include <{h}>")
+    out.append(RUN_HELPERS)
     for index, sn in snippets:
         md = cxx_string(sn.display)
         name = run_test_name(index)
+        sandbox = sn.sandbox is not None
         for dline, text in sn.context:        # includes at namespace scope, the rest in the snippet's namespace
             for k, line in enumerate(text.split("\n")):
                 if re.match(r"^\s*#\s*include\b", line):
@@ -397,9 +524,13 @@ def run_program(snippets, include_dir, pch=False):
             out.append(f"#line {dline} {md}")
             out.append("\n".join("" if re.match(r"^\s*#\s*include\b", l) else l for l in text.split("\n")))
         has_script = any(SCRIPT_RE.search(text) for _, text in sn.context)
-        out.append("asio::awaitable<void> body(asio::io_context& ioc)")
+        if sandbox:
+            out.append("asio::awaitable<void> body(asio::io_context& ioc, dd::testing::sandbox& sb, "
+                       "dd::testing::sandbox::store store)")
+        else:
+            out.append("asio::awaitable<void> body(asio::io_context& ioc)")
         out.append("{")
-        out.append(RUN_CONTEXT)
+        out.append(RUN_SANDBOX_CONTEXT if sandbox else RUN_CONTEXT)
         if has_script:
             out.append("script(*fake);")
         out.append("{")
@@ -412,18 +543,25 @@ def run_program(snippets, include_dir, pch=False):
         out.append(f"TEST(docs, {name})")
         out.append("{")
         out.append(f"    SCOPED_TRACE({cxx_string(f'{sn.display}:{sn.line}')});")
+        if sandbox:
+            out.append("    dd::testing::sandbox* sb = dd_snippets::shared_sandbox();")
+            out.append("    if (!sb)")
+            out.append('        GTEST_SKIP() << "DIGITAL_DELIVERY_SANDBOX_EXE is not set";')
+            flags = ", ".join(cxx_string(f) for f in sn.sandbox)
+            out.append(f"    const dd::testing::sandbox::store store = sb->create_store({{{flags}}});")
         out.append("    asio::io_context ioc;")
         out.append("    bool finished = false;")
         out.append("    std::exception_ptr error;")
-        out.append("    std::ostringstream printed;")
-        out.append("    auto* cout_buf = std::cout.rdbuf(printed.rdbuf());")
-        out.append(f"    asio::co_spawn(ioc, {name}::body(ioc), [&](std::exception_ptr e) {{ finished = true; error = e; }});")
-        out.append("    ioc.run();")
-        out.append("    std::cout.rdbuf(cout_buf);")
-        out.append("    std::cout << printed.str();")
+        out.append("    dd_snippets::output_capture capture;")
+        args = "ioc, *sb, store" if sandbox else "ioc"
+        out.append(f"    asio::co_spawn(ioc, {name}::body({args}), [&](std::exception_ptr e) {{ finished = true; error = e; }});")
+        out.append("    while (!finished && ioc.run_one())")   # the Beast transport's idle connections keep it busy
+        out.append("        ;")
+        out.append("    const std::string printed = capture.finish();")
+        out.append("    std::cout << printed;")
         for rx in expected_output(sn.code):
-            out.append(f'    EXPECT_TRUE(std::regex_search(printed.str(), std::regex(R"dd_re((^|\n){rx}(\n|$))dd_re")))')
-            out.append(f'        << "the snippet claims it prints a line like " << {cxx_string(rx)} << ", it printed:\\n" << printed.str();')
+            out.append(f'    EXPECT_TRUE(std::regex_search(printed, std::regex(R"dd_re((^|\\n){rx}(\\n|$))dd_re")))')
+            out.append(f'        << "the snippet claims it prints a line like " << {cxx_string(rx)} << ", it printed:\\n" << printed;')
         out.append('    ASSERT_TRUE(finished) << "the snippet did not finish: the io_context ran out of work first";')
         out.append("    if (error)")
         out.append("    {")
@@ -459,9 +597,12 @@ def build_and_run(snippets, args, work_dir, pch_flags):
         return {i: ("FAIL", ["the run program does not compile:"] + errs) for i, _ in snippets}
     if not args.link:
         return {i: ("ok", []) for i, _ in snippets}
+    env = dict(os.environ)
+    if args.sandbox_exe:
+        env["DIGITAL_DELIVERY_SANDBOX_EXE"] = os.path.abspath(args.sandbox_exe)   # the program runs elsewhere
     try:
-        r = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=args.timeout)
+        r = subprocess.run([os.path.abspath(exe)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=args.timeout, env=env, cwd=work_dir)
         output = r.stdout
     except subprocess.TimeoutExpired as e:
         output = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -471,6 +612,8 @@ def build_and_run(snippets, args, work_dir, pch_flags):
         name = f"docs.{run_test_name(i)}"
         if re.search(r"^\[\s+OK \] " + re.escape(name) + r"\b", output, re.M):
             results[i] = ("ran", [])
+        elif re.search(r"^\[\s+SKIPPED \] " + re.escape(name) + r"\b", output, re.M):
+            results[i] = ("ok", [])   # a `run sandbox` snippet without a sandbox: compiled only
         else:
             # the test's own output: from its RUN line to its end
             m = re.search(r"^\[ RUN\s+\] " + re.escape(name) + r"\n(.*?)(?=^\[ RUN|\Z)", output, re.M | re.S)
@@ -552,6 +695,9 @@ def main(argv):
     p.add_argument("--link", action="append", default=[],
                    help="a library or linker flag of the run program (repeatable); without any, "
                         "`run` snippets are compiled only")
+    p.add_argument("--sandbox-exe", default="",
+                   help="the digital-delivery-sandbox executable of the `run sandbox` snippets (default: "
+                        "$DIGITAL_DELIVERY_SANDBOX_EXE; neither: they are compiled only)")
     p.add_argument("--errors", type=int, default=3, help="compiler error lines shown per failure (default 3)")
     p.add_argument("--timeout", type=int, default=300, help="seconds per compilation (default 300)")
     p.add_argument("--keep", metavar="DIR", help="write the translation units to DIR and keep them")
@@ -600,8 +746,11 @@ def main(argv):
             status, s, errors, wrapped = fut.result()
             if status == "run":
                 status, errors = run_results[i]
-                if status == "ok":    # compiled only (no --link)
+                if status == "ok" and not args.link:    # compiled only
                     not_run.setdefault("run snippet, but no --link given: compiled only", []).append(s)
+                elif status == "ok":
+                    not_run.setdefault("run sandbox snippet, but no sandbox (--sandbox-exe, "
+                                       "DIGITAL_DELIVERY_SANDBOX_EXE): compiled only", []).append(s)
             where = f"{s.display}:{s.line}"
             line = f"{status} {where}"
             if status == "skipped":

@@ -346,7 +346,8 @@ DIGITAL_DELIVERY_DECL error_code detail::classify_api_response(const http_respon
     if (json)
         read_json_error(r, d);
 
-    // A known message names the failure precisely.
+    // A known message names the failure precisely, under the status the API
+    // gives it (a 404's "Order not found"; not a 422 or a 400 saying so).
     api_errc specific{};
     if (!d.server_message.empty())
         specific = api_errc_for_message(d.server_message);
@@ -356,15 +357,15 @@ DIGITAL_DELIVERY_DECL error_code detail::classify_api_response(const http_respon
 
     switch (r.status)
     {
-    case 400: return specific != api_errc{} ? specific : api_errc::bad_request;
+    case 400: return api_errc::bad_request;
     case 401: return api_errc::invalid_api_key;
-    case 404: return specific != api_errc{} ? specific : api_errc::not_found;
+    case 404: return make_error_code(specific) == condition::not_found ? specific : api_errc::not_found;
     case 422:
         if (d.code == "asset_storage_limit_exceeded")
             return api_errc::asset_storage_limit_exceeded;
         if (d.code == "asset_count_limit_exceeded")
             return api_errc::asset_count_limit_exceeded;
-        return specific != api_errc{} ? specific : api_errc::validation_failed;
+        return make_error_code(specific) == condition::validation ? specific : api_errc::validation_failed;
     case 429:
         d.retry_after = detail::retry_after_of(r.headers, detail::clock::system_now());
         return api_errc::rate_limited;

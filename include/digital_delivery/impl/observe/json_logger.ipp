@@ -208,12 +208,20 @@ DIGITAL_DELIVERY_DECL void json_logger::on_limiter_wait(const limiter_wait_event
 
 DIGITAL_DELIVERY_DECL void json_logger::on_throttle(const throttle_event& e)
 {
-    const auto l = e.what == throttle_event::kind::paused ? log_level::warning : log_level::info;
+    using kind = throttle_event::kind;
+    // A pause and a shared store that stopped serving are warnings; their ends are news.
+    const auto l = e.what == kind::paused || e.what == kind::store_unavailable ? log_level::warning : log_level::info;
     if (!enabled(l))
         return;
-    detail::json_line j(l, e.what == throttle_event::kind::paused ? "ratelimit.paused" : "ratelimit.resumed");
-    if (e.what == throttle_event::kind::paused)
+    const std::string_view event = e.what == kind::paused              ? "ratelimit.paused"
+                                   : e.what == kind::resumed           ? "ratelimit.resumed"
+                                   : e.what == kind::store_unavailable ? "ratelimit.store_unavailable"
+                                                                       : "ratelimit.store_restored";
+    detail::json_line j(l, event);
+    if (e.what == kind::paused)
         j.num("retry_after_ms", static_cast<std::uint64_t>(e.retry_after.count()));
+    if (e.what == kind::store_unavailable)
+        j.str("message", e.message);
     write(l, j.num("waiting", e.waiting).done());
 }
 
