@@ -10,6 +10,7 @@
 
 #include <digital_delivery/impl/rate_limit/sansio/gcra_store.hpp>
 #include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
+#include <digital_delivery/shm_rate_limit_store.hpp>
 #include <digital_delivery/impl/rate_limit/sansio/scheduler_core.hpp>
 #include <digital_delivery/impl/crypto/sha256.hpp>
 #include <digital_delivery/impl/rate_limit/shm_store.hpp>
@@ -302,7 +303,7 @@ TEST(shared_store, fallback_bucket_while_the_store_is_unavailable_then_back)
 
     std::vector<throttle_event> events;
     rate_limit_params p;
-    p.store = rate_limit_store::shared_memory;
+    p.store = shm_rate_limit_store();
     p.fallback_share = 0.25;
     p.store_retry_interval = 1000ms;
     p.on_throttle = [&](const throttle_event& e) { events.push_back(e); };
