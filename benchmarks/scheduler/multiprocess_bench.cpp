@@ -7,10 +7,10 @@
 // the scheduler_load workload (`requests` coroutines, 3 GETs for each PATCH,
 // retries off). Four configurations, in the same run:
 //
-//   shared_memory       rate_limit_store::shared_memory, capacity 40 (the fix)
+//   shared_memory       shm_rate_limit_store, capacity 40 (the fix)
 //   in_process, 40      each process believes it owns the key (the baseline)
 //   in_process, 40/N    a static share per process (the old advice)
-//   redis, 2 hosts      rate_limit_store::redis, capacity 40: two groups of N/2
+//   redis, 2 hosts      redis_rate_limit_store, capacity 40: two groups of N/2
 //                       processes standing for two hosts, one redis-server
 //                       (started by this program on a free port of 127.0.0.1).
 //                       Every process is a Redis client of its own, as it would
@@ -28,6 +28,8 @@
 // redis:PORT:PREFIX).
 // Results: docs/performance.md ("One key, many processes").
 #include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
+#include <digital_delivery/redis_rate_limit_store.hpp>
+#include <digital_delivery/shm_rate_limit_store.hpp>
 #include <digital_delivery/impl/rate_limit/shm_store.hpp>
 
 #include "sandbox_process.hpp"
@@ -54,20 +56,22 @@ static int worker(char** argv)
 {
     const std::string url = argv[2], key = argv[3];
     const std::string kind = argv[4];
-    auto store = kind == "shm" ? dd::rate_limit_store::shared_memory : dd::rate_limit_store::in_process;
-    dd::redis_store_params redis;
+    dd::rate_limit_store store;  // in-process
+    if (kind == "shm")
+        store = dd::shm_rate_limit_store();
     if (kind.rfind("redis:", 0) == 0)
     {
-        store = dd::rate_limit_store::redis;
+        dd::redis_store_params redis;
         const auto colon = kind.find(':', 6);
         redis.port = static_cast<std::uint16_t>(std::atoi(kind.substr(6, colon - 6).c_str()));
         redis.key_prefix = kind.substr(colon + 1);
+        store = dd::redis_rate_limit_store(std::move(redis));
     }
     const double capacity = std::atof(argv[5]);
     const int requests = std::atoi(argv[6]);
     const double window = std::atof(argv[7]);
     const auto r = dd_test::run_scheduler_load(url, key, capacity, window, requests, true,
-                                               [](boost::asio::io_context& ioc) { ioc.restart(); ioc.run(); }, store, redis);
+                                               [](boost::asio::io_context& ioc) { ioc.restart(); ioc.run(); }, std::move(store));
     const auto ns = [](auto t) { return static_cast<long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count()); };
     std::printf("%d %d %d %d %ld %ld %lld %lld\n", r.setup_ok ? 1 : 0, r.ok, r.failed, r.refused_429, r.points,
                 r.points_served, ns(r.first), ns(r.last));

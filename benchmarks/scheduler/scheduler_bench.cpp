@@ -9,6 +9,7 @@
 #include <digital_delivery/impl/retry/retry_policy.hpp>
 #include <digital_delivery/impl/rate_limit/sansio/scheduler_core.hpp>
 #include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
+#include <digital_delivery/redis_rate_limit_store.hpp>
 #include <digital_delivery/impl/retry/retry_state.hpp>
 #include <digital_delivery/impl/rate_limit/shm_store.hpp>
 
@@ -74,7 +75,7 @@ static void core_acquire_uncontended_gcra(benchmark::State& state)
 }
 BENCHMARK(core_acquire_uncontended_gcra);
 
-// The same on a POSIX shared-memory segment (rate_limit_store::shared_memory).
+// The same on a POSIX shared-memory segment (shm_rate_limit_store).
 static void core_acquire_uncontended_shm(benchmark::State& state)
 {
     const std::string name = "/digital_delivery.bench." + std::to_string(::getpid());
@@ -194,9 +195,7 @@ static void async_acquire_redis_round_trip(benchmark::State& state)
     boost::asio::io_context ioc;
     rate_limit_params p;
     p.capacity = 1e15;
-    p.store = rate_limit_store::redis;
-    p.redis.port = redis.port();
-    p.redis.key_prefix = "bench:" + std::to_string(::getpid()) + ":";
+    p.store = redis_rate_limit_store({.port = redis.port(), .key_prefix = "bench:" + std::to_string(::getpid()) + ":"});
     auto lim = unshared_rate_limiter(ioc.get_executor(), "https://bench.example.com", "key", p);
     std::size_t done = 0, failed = 0;
     for (auto _ : state)

@@ -12,12 +12,16 @@
 #include <digital_delivery/http_message.hpp>
 
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 namespace digital_delivery {
 
@@ -71,51 +75,64 @@ enum class priority : std::uint8_t
     background = 2,   ///< Bulk work (synchronisation, exports).
 };
 
-/// Where the rate-limit points of one (base URL, API key) are kept.
-/// See docs/rate-limiting.md ("One key, many processes").
-enum class rate_limit_store : std::uint8_t
+namespace detail {
+struct store_bucket;   // impl/rate_limit/store_session.hpp
+class store_session;   // impl/rate_limit/store_session.hpp
+
+/// What a store of an opt-in header implements: for each bucket (one per
+/// base URL and API key), the session the rate limiter takes its points
+/// through. Internal: the rate limiter is its only caller.
+class rate_limit_store_impl
 {
-    /// One bucket per process, shared by its clients of the key (default).
-    in_process,
-    /// One bucket per host, shared by every process of the key that uses this
-    /// store: POSIX shared memory, lock-free, owner-only (0600).
-    shared_memory,
-    /// One bucket for every process of the key on every host that uses this
-    /// Redis server (rate_limit_params::redis): one atomic script per grant.
-    redis,
+public:
+    virtual ~rate_limit_store_impl() = default;
+    virtual std::shared_ptr<store_session> open(const store_bucket& bucket) const = 0;
 };
+}  // namespace detail
 
-/// Where the Redis store lives and how to reach it (rate_limit_store::redis).
-/// The store's key is `key_prefix` + 32 hex digits of a SHA-256 of the
-/// normalised base URL and the API key: the key cannot be read back from it.
-struct redis_store_params
+/// Where the rate-limit points of one (base URL, API key) are kept: a
+/// shared, type-erased store, like any_transport for transports. See
+/// docs/rate-limiting.md ("One key, many processes").
+///
+/// Default-constructed, it is the in-process bucket: one per process, shared
+/// by its clients of the key, with no header to include. The stores shared
+/// beyond the process come from opt-in headers, which a translation unit that
+/// never names them does not parse:
+///  - shm_rate_limit_store (<digital_delivery/shm_rate_limit_store.hpp>): one
+///    bucket per host, in POSIX shared memory;
+///  - redis_rate_limit_store (<digital_delivery/redis_rate_limit_store.hpp>):
+///    one bucket for every host that uses the same Redis server.
+///
+/// \code
+/// #include <digital_delivery/redis_rate_limit_store.hpp>
+/// params.rate_limit.store = dd::redis_rate_limit_store({.host = "10.0.0.5"});
+/// \endcode
+class rate_limit_store
 {
-    /// Host name or IP address of the Redis server. Default: "127.0.0.1".
-    std::string host = "127.0.0.1";
+public:
+    /// The in-process bucket (the default).
+    rate_limit_store() noexcept = default;
 
-    /// TCP port. Default: 6379.
-    std::uint16_t port = 6379;
+    /// Takes a store of an opt-in header (copied; copies of this object share it).
+    template <class Store>
+        requires(std::derived_from<Store, detail::rate_limit_store_impl> && !std::is_same_v<Store, rate_limit_store>)
+    rate_limit_store(Store store)  // NOLINT(google-explicit-constructor)
+        : impl_(std::make_shared<const Store>(std::move(store)))
+    {
+    }
 
-    /// ACL user name sent with AUTH (Redis 6 and later); empty: AUTH with the
-    /// password alone (the `default` user). Default: empty.
-    std::string username{};
+    /// True for a store shared beyond the process; false for the in-process bucket.
+    bool shared() const noexcept { return impl_ != nullptr; }
 
-    /// Password sent with AUTH; empty: no AUTH. A secret: never written to
-    /// logs, errors or throttle events. Default: empty.
-    std::string password{};
+    /// Internal (the rate limiter): the store's session for one bucket;
+    /// nullptr for the in-process bucket.
+    std::shared_ptr<detail::store_session> open(const detail::store_bucket& bucket) const
+    {
+        return impl_ ? impl_->open(bucket) : nullptr;
+    }
 
-    /// Database number selected with SELECT (0 is not selected explicitly).
-    /// Default: 0.
-    int database = 0;
-
-    /// Prepended to every key the store writes (one hash per base URL and
-    /// API key). Default: "digital_delivery:rl:".
-    std::string key_prefix = "digital_delivery:rl:";
-
-    /// Longest time one exchange with Redis may take, connecting (with AUTH,
-    /// SELECT and loading the script) included; past it, the store counts as
-    /// unavailable and the fallback bucket serves. Default: 500 ms.
-    std::chrono::milliseconds command_timeout{500};
+private:
+    std::shared_ptr<const detail::rate_limit_store_impl> impl_;
 };
 
 struct throttle_event;
@@ -156,15 +173,13 @@ struct rate_limit_params
     /// round trip of refill after an idle period. Default: true.
     bool hold_refill_until_response = true;
 
-    /// Where the points are kept: this process only, shared with the host's
-    /// other processes of the same key, or shared through Redis with every
-    /// host (all of them should use the same capacity and window). A 429 seen
-    /// by any of them pauses all of them. Default: in_process.
-    rate_limit_store store = rate_limit_store::in_process;
-
-    /// The Redis server, with store == rate_limit_store::redis (ignored
-    /// otherwise).
-    redis_store_params redis{};
+    /// Where the points are kept: this process only (the default), or a
+    /// store of an opt-in header, shared with the host's other processes of
+    /// the same key (shm_rate_limit_store) or through Redis with every host
+    /// (redis_rate_limit_store); all of them should use the same capacity and
+    /// window. A 429 seen by any of them pauses all of them. Default: the
+    /// in-process bucket.
+    rate_limit_store store{};
 
     /// While the shared store cannot be used (e.g. shared memory refused,
     /// Redis down, slow past its command_timeout or refusing AUTH),

@@ -20,6 +20,8 @@
 #include <digital_delivery/impl/http/beast_transport.ipp>
 #include <digital_delivery/impl/rate_limit/rate_limit.ipp>
 #include <digital_delivery/impl/rate_limit/rate_limiter.ipp>
+#include <digital_delivery/impl/rate_limit/shm_rate_limit_store.ipp>
+#include <digital_delivery/impl/rate_limit/redis_rate_limit_store.ipp>
 #include <digital_delivery/impl/retry/retry.ipp>
 #include <digital_delivery/impl/upload/upload.ipp>
 #include <digital_delivery/impl/error/workflow_error.ipp>

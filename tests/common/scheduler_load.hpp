@@ -73,14 +73,13 @@ struct counting_transport
 /// load starts: both refill on the wall clock (the sandbox's rate limiter does
 /// not follow its store's clock), so the wait is certain to be long enough,
 /// whatever the machine's load.
-/// `store`: where the client's points are kept (shared_memory, redis: the
-/// same load in several processes shares one budget); `redis`: the Redis
-/// server of rate_limit_store::redis.
+/// `store`: where the client's points are kept (shm_rate_limit_store,
+/// redis_rate_limit_store: the same load in several processes shares one
+/// budget; default: in-process).
 template <class Runner>
 scheduler_load_result run_scheduler_load(const std::string& base_url, const std::string& api_key, double capacity,
                                          double window_seconds, int n, bool limiter, Runner run,
-                                         digital_delivery::rate_limit_store store = digital_delivery::rate_limit_store::in_process,
-                                         const digital_delivery::redis_store_params& redis = {})
+                                         digital_delivery::rate_limit_store store = {})
 {
     namespace dd = digital_delivery;
     namespace asio = boost::asio;
@@ -92,8 +91,7 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
     params.rate_limit.enabled = limiter;
     params.rate_limit.capacity = capacity;
     params.rate_limit.window = std::chrono::duration<double>(window_seconds);
-    params.rate_limit.store = store;
-    params.rate_limit.redis = redis;
+    params.rate_limit.store = std::move(store);
     params.retry.enabled = false;  // a 429 must not hide behind a successful retry
     // A bulk job: every request starts at once and may wait for most of the
     // run (with the API's 60 s window, minutes), longer than the default

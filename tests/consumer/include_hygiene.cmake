@@ -1,6 +1,6 @@
 # Fails when <digital_delivery.hpp> includes, directly or not, a header of
 # Boost.Beast or OpenSSL (they belong to <digital_delivery/beast_transport.hpp>
-# only); with separate compilation, when it includes Boost.JSON's DOM or
+# only) or of the Redis or shared-memory rate-limit store (opt-in headers); with separate compilation, when it includes Boost.JSON's DOM or
 # parser, or when a translation unit that co_awaits a request function
 # compiles any of what src.hpp compiles once per endpoint (the encoder, the
 # decoder, the launch, the default awaitable).
@@ -31,6 +31,10 @@ function(check_umbrella what pattern)
 endfunction()
 
 check_umbrella("Beast or OpenSSL headers" "openssl/|boost/beast/|boost/asio/ssl")
+# The Redis and shared-memory rate-limit stores are opt-in headers: a TU that
+# never names them does not parse them (nor their .ipp in header-only mode).
+check_umbrella("the Redis or shared-memory rate-limit store"
+               "impl/rate_limit/(redis_link|shm_store|sansio/redis_store|sansio/resp)\\.hpp|(redis|shm)_rate_limit_store\\.(hpp|ipp)")
 # Separate compilation: the call site sees declarations only.
 check_umbrella("Boost.JSON's DOM or parser" "boost/json/(value|object|array|basic_parser|parser|serialize)"
                -DDIGITAL_DELIVERY_SEPARATE_COMPILATION)

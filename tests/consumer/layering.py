@@ -10,7 +10,11 @@ draws, from the #include lines of every file of the library:
   * no .ipp includes another .ipp (an .ipp includes the header it defines,
     which includes its .ipp in header-only mode);
   * only the folders above the engine include <digital_delivery/endpoints.hpp>;
-  * the Redis and shared-memory stores are reached from their opt-in headers only.
+  * the Redis and shared-memory stores are opt-in: only their public header
+    (<digital_delivery/redis_rate_limit_store.hpp>, shm_rate_limit_store.hpp),
+    its .ipp and the store's own files include the store's files
+    (redis_link, redis_store, resp; shm_store), and only src.hpp and the
+    store's .ipp include that header.
 
 Usage: layering.py INCLUDE_DIR. Prints one line per violation; exit 1 if any.
 """
@@ -51,6 +55,26 @@ IO_HEADERS = re.compile(
     r"|boost/beast/(core/(tcp_stream|basic_stream|ssl_stream)|ssl|http/(read|write)|websocket)"
     r"|^(sys/socket|sys/mman|netinet/|unistd|fcntl|liburing)"
 )
+# The stores that a translation unit parses only when it names them: their
+# opt-in public header, its .ipp, and the files of the store, which only
+# those (and each other) include.
+OPT_IN_STORES = {
+    "redis": {
+        "redis_rate_limit_store.hpp",
+        "impl/rate_limit/redis_rate_limit_store.ipp",
+        "impl/rate_limit/redis_link.hpp",
+        "impl/rate_limit/sansio/redis_store.hpp",
+        "impl/rate_limit/sansio/resp.hpp",
+    },
+    "shm": {
+        "shm_rate_limit_store.hpp",
+        "impl/rate_limit/shm_rate_limit_store.ipp",
+        "impl/rate_limit/shm_store.hpp",
+    },
+}
+OPT_IN_HEADERS = {f"digital_delivery/{store}_rate_limit_store.hpp": store for store in OPT_IN_STORES}
+OPT_IN_STORE_FILES = {f"digital_delivery/{f}": store for store, files in OPT_IN_STORES.items()
+                      for f in files if f.startswith("impl/") and not f.endswith(".ipp")}
 ABOVE_ENGINE = {f for f, layer in LAYERS.items() if layer > LAYERS["engine"]}
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
@@ -68,10 +92,11 @@ def main():
     lib = root / "digital_delivery"
     problems = []
     checked = 0
-    for path in sorted(lib.rglob("*")):
+    # The umbrella header (outside digital_delivery/) too: "digital_delivery.hpp".
+    for path in [root / "digital_delivery.hpp"] + sorted(lib.rglob("*")):
         if path.suffix not in (".hpp", ".ipp"):
             continue
-        rel = path.relative_to(lib).as_posix()
+        rel = path.relative_to(lib if lib in path.parents else root).as_posix()
         text = path.read_text()
         includes = INCLUDE.findall(text)
         mine = folder_of(rel) if rel.startswith("impl/") else None
@@ -94,10 +119,14 @@ def main():
                 problems.append(f"{rel}: sans-io, yet includes {inc} (I/O)")
             if inc == "digital_delivery/endpoints.hpp" and mine is not None and mine not in ABOVE_ENGINE:
                 problems.append(f"{rel} ({mine}) includes endpoints.hpp: only {sorted(ABOVE_ENGINE)} are above the engine")
-            if re.search(r"rate_limit/(redis_link|shm_store)\.hpp|rate_limit/sansio/(redis_store|resp)\.hpp", inc) and \
-                    mine != "rate_limit" and mine != "rate_limit/sansio" and \
-                    rel not in ("redis_rate_limit_store.hpp", "shm_rate_limit_store.hpp"):
-                problems.append(f"{rel}: includes {inc}; the Redis and shared-memory stores are opt-in headers")
+            store = OPT_IN_STORE_FILES.get(inc)
+            if store is not None and rel not in OPT_IN_STORES[store]:
+                problems.append(f"{rel}: includes {inc}, a part of the {store} store: only its opt-in header "
+                                f"<digital_delivery/{store}_rate_limit_store.hpp> and its files may")
+            store = OPT_IN_HEADERS.get(inc)
+            if store is not None and rel not in OPT_IN_STORES[store] and rel != "src.hpp":
+                problems.append(f"{rel}: includes {inc}, the opt-in header of the {store} store: only a "
+                                f"translation unit that names the store (or src.hpp) may")
     for p in problems:
         print(p)
     print(f"layering: {checked} files checked, {len(problems)} violation(s)")

@@ -1,8 +1,8 @@
 // Issue 16: several processes, one API key, one sandbox store whose bucket is
 // time-compressed (40 points per 0.5 s). Each process runs the scheduler_load
 // workload (3 GETs for each PATCH, retries off) with its client's points in
-// shared memory (rate_limit_store::shared_memory), or in a redis-server this
-// program starts on a free port (rate_limit_store::redis). Outcomes only: zero 429
+// shared memory (shm_rate_limit_store), or in a redis-server this
+// program starts on a free port (redis_rate_limit_store). Outcomes only: zero 429
 // answers in every process, every request served once. How much of the budget
 // the processes use together is a benchmark figure
 // (benchmarks/scheduler/multiprocess_bench.cpp).
@@ -11,6 +11,8 @@
 // disabled test shared_store_processes.DISABLED_worker with its instructions
 // in the environment, and writing its outcome to a file.
 #include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
+#include <digital_delivery/redis_rate_limit_store.hpp>
+#include <digital_delivery/shm_rate_limit_store.hpp>
 #include <digital_delivery/impl/rate_limit/shm_store.hpp>
 
 #include "run.hpp"
@@ -51,16 +53,16 @@ TEST(shared_store_processes, DISABLED_worker)
     if (out.empty())
         GTEST_SKIP() << "started by the other shared_store_processes tests";
     namespace dd = digital_delivery;
-    dd::redis_store_params redis;
-    auto store = dd::rate_limit_store::shared_memory;
+    dd::rate_limit_store store = dd::shm_rate_limit_store();
     if (const std::string port = env("DD_WORKER_REDIS_PORT"); !port.empty())
     {
-        store = dd::rate_limit_store::redis;
+        dd::redis_store_params redis;
         redis.port = static_cast<std::uint16_t>(std::stoi(port));
         redis.key_prefix = env("DD_WORKER_REDIS_PREFIX");
+        store = dd::redis_rate_limit_store(std::move(redis));
     }
     const auto r = dd_test::run_scheduler_load(env("DD_WORKER_URL"), env("DD_WORKER_KEY"), 40, 0.5, requests_per_process, true,
-                                               [](boost::asio::io_context& ioc) { dd_test::run(ioc); }, store, redis);
+                                               [](boost::asio::io_context& ioc) { dd_test::run(ioc); }, std::move(store));
     std::ofstream f(out);
     f << r.setup_ok << ' ' << r.ok << ' ' << r.failed << ' ' << r.refused_429 << ' ' << r.responses << '\n';
 }

@@ -12,6 +12,7 @@
 
 #include <digital_delivery/impl/rate_limit/sansio/gcra_store.hpp>
 #include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
+#include <digital_delivery/redis_rate_limit_store.hpp>
 #include <digital_delivery/impl/rate_limit/redis_link.hpp>
 #include <digital_delivery/impl/rate_limit/sansio/redis_store.hpp>
 #include <digital_delivery/impl/rate_limit/sansio/resp.hpp>
@@ -378,11 +379,21 @@ protected:
     static rate_limit_params params(unsigned short port, double capacity, std::chrono::duration<double> window)
     {
         rate_limit_params p;
-        p.store = rate_limit_store::redis;
+        return params(redis_params(port), capacity, window);
+    }
+    static redis_store_params redis_params(unsigned short port)
+    {
+        redis_store_params rp;
+        rp.port = port;
+        rp.key_prefix = "dd-test:" + std::to_string(::getpid()) + ":";
+        return rp;
+    }
+    static rate_limit_params params(redis_store_params rp, double capacity, std::chrono::duration<double> window)
+    {
+        rate_limit_params p;
+        p.store = redis_rate_limit_store(std::move(rp));
         p.capacity = capacity;
         p.window = window;
-        p.redis.port = port;
-        p.redis.key_prefix = "dd-test:" + std::to_string(::getpid()) + ":";
         return p;
     }
 
@@ -584,7 +595,6 @@ TEST_F(redis_live, redis_stopped_mid_run_falls_back_then_is_restored)
     auto p = params(own.port(), 8, 60s);
     p.fallback_share = 0.25;  // 2 points
     p.store_retry_interval = 50ms;
-    p.redis.password = "";
     std::vector<throttle_event> events;
     p.on_throttle = [&](const throttle_event& e) { events.push_back(e); };
     auto lim = unshared_rate_limiter(ioc.get_executor(), url("restart"), "the-api-key", p);
@@ -628,8 +638,9 @@ TEST_F(redis_live, auth_refused_is_reported_without_the_password)
     asio::io_context ioc;
     for (std::string pw : {"wrong-secret-9c1e", ""})
     {
-        auto p = params(locked.port(), 8, 60s);
-        p.redis.password = pw;
+        auto rp = redis_params(locked.port());
+        rp.password = pw;
+        auto p = params(std::move(rp), 8, 60s);
         std::vector<throttle_event> events;
         p.on_throttle = [&](const throttle_event& e) { events.push_back(e); };
         auto lim = unshared_rate_limiter(ioc.get_executor(), url("auth"), "the-api-key", p);
@@ -645,8 +656,9 @@ TEST_F(redis_live, auth_refused_is_reported_without_the_password)
         EXPECT_EQ(w.granted(), 1) << "served by the fallback bucket";
     }
     // The right password: served by Redis.
-    auto p = params(locked.port(), 8, 60s);
-    p.redis.password = "right-secret-7f3a";
+    auto rp = redis_params(locked.port());
+    rp.password = "right-secret-7f3a";
+    auto p = params(std::move(rp), 8, 60s);
     int events = 0;
     p.on_throttle = [&](const throttle_event&) { ++events; };
     auto lim = unshared_rate_limiter(ioc.get_executor(), url("auth"), "the-api-key", p);
@@ -663,8 +675,9 @@ TEST_F(redis_live, a_server_that_never_answers_costs_one_command_timeout)
     // ends at command_timeout, never a hang.
     dd_test::bound_listener silent;
     asio::io_context ioc;
-    auto p = params(silent.port(), 8, 60s);
-    p.redis.command_timeout = 100ms;
+    auto rp = redis_params(silent.port());
+    rp.command_timeout = 100ms;
+    auto p = params(std::move(rp), 8, 60s);
     std::vector<throttle_event> events;
     p.on_throttle = [&](const throttle_event& e) { events.push_back(e); };
     auto lim = unshared_rate_limiter(ioc.get_executor(), url("silent"), "key", p);

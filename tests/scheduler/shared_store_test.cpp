@@ -10,9 +10,11 @@
 
 #include <digital_delivery/impl/rate_limit/sansio/gcra_store.hpp>
 #include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
+#include <digital_delivery/shm_rate_limit_store.hpp>
 #include <digital_delivery/impl/rate_limit/sansio/scheduler_core.hpp>
 #include <digital_delivery/impl/crypto/sha256.hpp>
 #include <digital_delivery/impl/rate_limit/shm_store.hpp>
+#include <digital_delivery/impl/rate_limit/store_session.hpp>
 #include <digital_delivery/testing/virtual_clock.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -302,7 +304,7 @@ TEST(shared_store, fallback_bucket_while_the_store_is_unavailable_then_back)
 
     std::vector<throttle_event> events;
     rate_limit_params p;
-    p.store = rate_limit_store::shared_memory;
+    p.store = shm_rate_limit_store();
     p.fallback_share = 0.25;
     p.store_retry_interval = 1000ms;
     p.on_throttle = [&](const throttle_event& e) { events.push_back(e); };
@@ -327,4 +329,93 @@ TEST(shared_store, fallback_bucket_while_the_store_is_unavailable_then_back)
     EXPECT_EQ(granted, 20) << "the waiters were served from the shared store once it was back";
     lim.reset();
     ::shm_unlink(name.c_str());
+}
+
+namespace {
+
+// A store of the test's own, in memory: the limiter knows a store only as a
+// rate_limit_store_impl and its store_session (the opt-in shared-memory and
+// Redis stores are two of them). Copies share one cell and its counters.
+struct cell_store final : detail::rate_limit_store_impl
+{
+    struct state
+    {
+        gcra_cell cell;
+        int opened = 0;
+        int connects = 0;
+        bool up = false;
+        std::string url;
+    };
+    struct session final : store_session
+    {
+        std::shared_ptr<state> s;
+        std::shared_ptr<points_source> src;
+        session(std::shared_ptr<state> st, const store_bucket& b)
+            : s(std::move(st)), src(std::make_shared<gcra_points>(s->cell, b.capacity, b.window, b.hold_refill_until_response))
+        {
+        }
+        std::shared_ptr<points_source> source() const override { return src; }
+        std::optional<store_status> connect(time_point, exchange&) override
+        {
+            ++s->connects;
+            return store_status{s->up, s->up ? std::string() : std::string("down for the test")};
+        }
+    };
+
+    std::shared_ptr<state> s = std::make_shared<state>();
+
+    std::shared_ptr<store_session> open(const store_bucket& b) const override
+    {
+        ++s->opened;
+        s->url = std::string(b.normalised_base_url);
+        return std::make_shared<session>(s, b);
+    }
+};
+
+}  // namespace
+
+TEST(shared_store, any_store_plugs_in_through_rate_limit_params)
+{
+    digital_delivery::testing::virtual_clock vc;
+    asio::io_context ioc;
+    cell_store store;
+    auto st = store.s;
+    EXPECT_FALSE(rate_limit_params().store.shared()) << "the default is the in-process bucket";
+
+    std::vector<throttle_event> events;
+    rate_limit_params p;
+    p.store = store;
+    EXPECT_TRUE(p.store.shared());
+    p.capacity = 4;
+    p.fallback_share = 0.5;
+    p.store_retry_interval = 1000ms;
+    p.on_throttle = [&](const throttle_event& e) { events.push_back(e); };
+
+    // Down at creation: the fallback bucket (half of 4) serves, and says why.
+    auto a = unshared_rate_limiter(ioc.get_executor(), "https://API.example.com/api/", "plug-key", p);
+    EXPECT_EQ(st->opened, 1);
+    EXPECT_EQ(st->url, "https://api.example.com/api") << "the store sees the normalised base URL";
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].what, throttle_event::kind::store_unavailable);
+    EXPECT_EQ(events[0].message, "down for the test");
+    EXPECT_EQ(a->snapshot().limit, 2);
+
+    // Up again: not tried before store_retry_interval, then restored.
+    st->up = true;
+    EXPECT_TRUE(a->try_acquire(1, priority::normal));
+    EXPECT_EQ(st->connects, 1);
+    vc.run_for(ioc, 1000ms);
+    EXPECT_TRUE(a->try_acquire(1, priority::normal));
+    EXPECT_EQ(st->connects, 2);
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[1].what, throttle_event::kind::store_restored);
+
+    // A second bucket of the same store takes its points from the same cell:
+    // 1 taken by a, 3 left for both together.
+    auto b = unshared_rate_limiter(ioc.get_executor(), "https://api.example.com/api", "plug-key", p);
+    EXPECT_EQ(st->opened, 2);
+    int granted = 0;
+    for (int i = 0; i < 4; ++i)
+        granted += b->try_acquire(1, priority::normal) + a->try_acquire(1, priority::normal);
+    EXPECT_EQ(granted, 3);
 }

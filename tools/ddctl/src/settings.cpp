@@ -2,6 +2,8 @@
 
 #include "errors.hpp"
 
+#include <digital_delivery/redis_rate_limit_store.hpp>
+#include <digital_delivery/shm_rate_limit_store.hpp>
 #include <digital_delivery/version.hpp>
 
 #include <boost/url/parse.hpp>
@@ -199,31 +201,32 @@ dd::client_params make_client_params(const settings& s)
 
     const setting& store = s.get("rate_limit_store");
     if (store.value == "shared-memory")
-        p.rate_limit.store = dd::rate_limit_store::shared_memory;
+        p.rate_limit.store = dd::shm_rate_limit_store();
     else if (store.value == "in-process")
-        p.rate_limit.store = dd::rate_limit_store::in_process;
+        p.rate_limit.store = dd::rate_limit_store();
     else if (store.value.starts_with("redis://"))
     {
         auto u = boost::urls::parse_uri(store.value);
         if (!u || u->host().empty())
             throw cli_error(exit_usage, "rate_limit_store: not a redis://[user:password@]host[:port][/db] URL (" +
                                             store.source + ")");
-        p.rate_limit.store = dd::rate_limit_store::redis;
-        p.rate_limit.redis.host = u->host();
+        dd::redis_store_params redis;
+        redis.host = u->host();
         if (u->has_port())
-            p.rate_limit.redis.port = u->port_number();
+            redis.port = u->port_number();
         if (u->has_userinfo())
         {
-            p.rate_limit.redis.username = u->user();
-            p.rate_limit.redis.password = u->password();
+            redis.username = u->user();
+            redis.password = u->password();
         }
         const std::string db = u->path().size() > 1 ? std::string(u->path()).substr(1) : std::string();
         if (!db.empty())
         {
-            auto [ptr, ec] = std::from_chars(db.data(), db.data() + db.size(), p.rate_limit.redis.database);
+            auto [ptr, ec] = std::from_chars(db.data(), db.data() + db.size(), redis.database);
             if (ec != std::errc{} || ptr != db.data() + db.size())
                 throw cli_error(exit_usage, "rate_limit_store: the Redis database must be a number (" + store.source + ")");
         }
+        p.rate_limit.store = dd::redis_rate_limit_store(std::move(redis));
     }
     else
         throw cli_error(exit_usage, "rate_limit_store must be shared-memory, in-process or redis://host:port (" +

@@ -76,15 +76,15 @@ struct limiter_driver;
 
 /// A handle on one (shared) rate-limit bucket and its scheduler.
 /// What a bucket keeps of the rate_limit_params it was made with: all but the
-/// Redis connection settings (the bucket's Redis link keeps those) and the
-/// throttle hook (kept apart, replaceable), so that a bucket per API key
-/// stays small (many clients of distinct keys in one process).
+/// store (the bucket keeps its session of it) and the throttle hook (kept
+/// apart, replaceable), so that a bucket per API key stays small (many
+/// clients of distinct keys in one process).
 struct limiter_settings
 {
     explicit limiter_settings(const rate_limit_params& p) noexcept
         : capacity(p.capacity), window(p.window), max_retry_after(p.max_retry_after),
           aging_interval(p.aging_interval), fallback_share(p.fallback_share),
-          store_retry_interval(p.store_retry_interval), store(p.store), enabled(p.enabled),
+          store_retry_interval(p.store_retry_interval), enabled(p.enabled),
           follow_server_headers(p.follow_server_headers), hold_refill_until_response(p.hold_refill_until_response)
     {
     }
@@ -95,7 +95,6 @@ struct limiter_settings
     std::chrono::milliseconds aging_interval;
     double fallback_share;
     std::chrono::milliseconds store_retry_interval;
-    rate_limit_store store;
     bool enabled;
     bool follow_server_headers;
     bool hold_refill_until_response;
@@ -239,10 +238,10 @@ private:
 /// the key (the key itself is never stored). The first call's params are
 /// used; later calls' params are ignored. The bucket lives as long as a handle
 /// does, and removes its registry entry when it dies (construction is O(1)).
-/// With params.store == shared_memory the bucket takes its points from the
-/// host-wide shared-memory store of the pair (shm_store.hpp), with redis from
-/// the Redis store (redis_store.hpp, redis_link.hpp, on `ex`), or from a
-/// fallback bucket while that store cannot be used. Each handle's timer runs on `ex`.
+/// With a shared params.store (shm_rate_limit_store, redis_rate_limit_store)
+/// the bucket takes its points through the store's session of the pair
+/// (store_session.hpp; a Redis store's I/O runs on `ex`), or from a fallback
+/// bucket while that store cannot be used. Each handle's timer runs on `ex`.
 DIGITAL_DELIVERY_DECL std::shared_ptr<rate_limiter> shared_rate_limiter(
     rate_limiter::executor_type ex,
     std::string_view base_url,

@@ -6,10 +6,8 @@
 #define DIGITAL_DELIVERY_IMPL_RATE_LIMITER_IPP
 
 #include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
-#include <digital_delivery/impl/rate_limit/redis_link.hpp>
-#include <digital_delivery/impl/rate_limit/sansio/redis_store.hpp>
-#include <digital_delivery/impl/rate_limit/shm_store.hpp>
 #include <digital_delivery/impl/rate_limit/retry_after.hpp>
+#include <digital_delivery/impl/rate_limit/store_session.hpp>
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -58,7 +56,7 @@ struct limiter_batch
     std::vector<throttle_event> events;
     std::function<void(const throttle_event&)> hook;
     std::vector<std::weak_ptr<observer>> observers;
-    std::function<void()> store_call;  // a Redis exchange to start (outside the lock)
+    std::function<void()> store_call;  // a store exchange to start (outside the lock)
 
     void deliver()
     {
@@ -107,12 +105,9 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
 
     registry_key key;          // its registry entry's key, when registered
     bool registered = false;   // false: a private bucket, not in the registry
-    std::string store_name;    // the shared store's name (a hash); empty: in-process
+    std::shared_ptr<store_session> store;  // the shared store; null: in-process
     clock::time_point store_retry_at{};
     bool store_reported_down = false;
-    // rate_limit_store::redis: the bucket's view and its connection.
-    std::shared_ptr<redis_points> redis;
-    std::shared_ptr<redis_link> link;
 
     clock::time_point now() const { return now_fn ? now_fn() : clock::now(); }
 
@@ -133,28 +128,16 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     // Connects to the shared store (or retries, on the fallback bucket).
     void connect_store(clock::time_point now, limiter_batch& b)
     {
-        if (store_name.empty() || core.uses_shared_source() || now < store_retry_at)
+        if (!store || core.uses_shared_source() || now < store_retry_at || store->in_flight())
             return;
-        if (redis)
-        {
-            // Redis: probe with an empty call; its reply restores the store.
-            if (redis->in_flight())
-                return;
-            store_retry_at = now + std::chrono::duration_cast<clock::duration>(params.store_retry_interval);
-            redis->reset(now);
-            send_exchange(redis->start_exchange(now), b);
-            return;
-        }
-        std::string why;
-        std::shared_ptr<points_source> src;
-        if (params.store == rate_limit_store::shared_memory)
-            if (auto seg = shm_segment::open(store_name, why))
-                src = std::make_shared<shm_points>(std::move(seg), params.capacity, params.window,
-                                                   params.hold_refill_until_response);
-        if (src)
-            store_up(std::move(src), now, b);
-        else
-            store_down(std::move(why), now, b);
+        store_retry_at = now + std::chrono::duration_cast<clock::duration>(params.store_retry_interval);
+        store_session::exchange call;
+        const auto status = store->connect(now, call);
+        send_exchange(std::move(call), b);
+        if (status && status->up)
+            store_up(store->source(), now, b);
+        else if (status)
+            store_down(std::move(status->why), now, b);
     }
 
     void store_up(std::shared_ptr<points_source> src, clock::time_point now, limiter_batch& b)
@@ -189,46 +172,44 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
         b.hook = hook;
     }
 
-    // Redis: sends what the bucket has to say (one call in flight at most).
+    // An asynchronous store: sends what the bucket has to say (one exchange
+    // in flight at most).
     void pump(clock::time_point now, limiter_batch& b)
     {
-        if (!redis || !core.uses_shared_source())
+        if (!store || !core.uses_shared_source())
             return;
-        redis->return_leftover();
-        if (redis->wants_exchange(now))
-            send_exchange(redis->start_exchange(now), b);
+        store_session::exchange call;
+        store->after_poll(now, call);
+        send_exchange(std::move(call), b);
     }
 
-    void send_exchange(const gcra_request& req, limiter_batch& b)
+    void send_exchange(store_session::exchange call, limiter_batch& b)
     {
-        auto args = gcra_arguments(req, redis->capacity(), params.window, params.hold_refill_until_response);
-        b.store_call = [l = link, args = std::move(args), ws = weak_from_this()]() mutable {
-            l->async_exchange(std::move(args), [ws](redis_exchange_result r) {
+        if (!call)
+            return;
+        b.store_call = [call = std::move(call), ws = weak_from_this()]() {
+            call([ws](store_session::outcome o) {
                 if (auto s = ws.lock())
-                    s->on_exchange(std::move(r));
+                    s->on_exchange(std::move(o));
             });
         };
     }
 
-    void on_exchange(redis_exchange_result r)
+    void on_exchange(store_session::outcome o)
     {
         limiter_batch b;
         {
             std::lock_guard<std::mutex> lk(mtx);
             const auto t = now();
             core.source_changed();  // a reply or a fallback: the estimates moved
-            if (r.reply)
+            auto status = o(t);
+            if (status.up)
             {
-                redis->on_reply(*r.reply, t);
                 if (!core.uses_shared_source())
-                    store_up(redis, t, b);
+                    store_up(store->source(), t, b);
             }
-            else
-            {
-                redis->on_failure();
-                if (core.uses_shared_source() || !store_reported_down)
-                    store_down(std::move(r.why), t, b);
-            }
+            else if (core.uses_shared_source() || !store_reported_down)
+                store_down(std::move(status.why), t, b);
             process(t, b);
         }
         b.deliver();
@@ -263,8 +244,8 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     {
         connect_store(now, b);
         scratch.clear();
-        if (redis)
-            redis->clear_want();  // the poll decides it afresh
+        if (store)
+            store->before_poll();  // the poll decides the head's want afresh
         core.poll(now, scratch);
         for (const auto& o : scratch)
             finish(o.id, o.granted ? error_code() : make_error_code(client_errc::rate_limit_wait_exceeds_deadline), b);
@@ -276,9 +257,9 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     void rearm(clock::time_point now)
     {
         auto wake = core.next_wake(now);
-        if (wake && redis && core.uses_shared_source() && redis->in_flight())
+        if (wake && store && core.uses_shared_source() && store->in_flight())
             wake.reset();  // the reply re-runs the scheduler
-        if (wake && !store_name.empty() && !core.uses_shared_source())
+        if (wake && store && !core.uses_shared_source())
             wake = std::min(*wake, std::max(store_retry_at, now));  // waiters retry the store too
         auto current = armed.lock();
         if (!wake)
@@ -632,22 +613,14 @@ inline std::shared_ptr<limiter_state> make_store_bucket(
 )
 {
     auto st = std::make_shared<detail::limiter_state>(params, rate_limiter::clock_fn{});
-    if (params.enabled && params.store == rate_limit_store::shared_memory)
+    if (params.enabled && params.store.shared())
     {
-        st->store_name = detail::shm_store_name(normalise_base_url(base_url), api_key);
+        const std::string url = normalise_base_url(base_url);
         std::lock_guard<std::mutex> lk(st->mtx);
-        st->connect_store(st->now(), b);
-    }
-    else if (params.enabled && params.store == rate_limit_store::redis)
-    {
-        // Used at once: the first waiters wait for the first reply (or for
-        // its failure, then the fallback bucket serves them).
-        st->store_name = detail::store_key_digest(normalise_base_url(base_url), api_key);
-        std::lock_guard<std::mutex> lk(st->mtx);
-        st->redis = std::make_shared<detail::redis_points>(params.capacity, params.window,
-                                                          params.hold_refill_until_response, st->now());
-        st->link = std::make_shared<detail::redis_link>(ex, params.redis, params.redis.key_prefix + st->store_name);
-        st->core.use_source(st->redis);
+        const auto now = st->now();
+        st->store = params.store.open(
+            store_bucket{ex, url, api_key, params.capacity, params.window, params.hold_refill_until_response, now});
+        st->connect_store(now, b);
     }
     return st;
 }

@@ -6,7 +6,7 @@
 #define DIGITAL_DELIVERY_IMPL_INTERNAL_REDIS_LINK_HPP
 
 /// \file
-/// The connection of one Redis rate-limit bucket (rate_limit_store::redis):
+/// The connection of one Redis rate-limit bucket (redis_rate_limit_store):
 /// one TCP connection, one exchange at a time, on a strand of the client's
 /// executor; no thread ever blocks. An exchange connects first when needed
 /// (resolve, connect, then AUTH, SELECT and SCRIPT LOAD pipelined), then
@@ -18,7 +18,7 @@
 
 #include <digital_delivery/impl/rate_limit/sansio/redis_store.hpp>
 #include <digital_delivery/impl/rate_limit/sansio/resp.hpp>
-#include <digital_delivery/rate_limit.hpp>
+#include <digital_delivery/redis_store_params.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>

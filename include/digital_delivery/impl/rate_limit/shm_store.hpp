@@ -6,7 +6,7 @@
 #define DIGITAL_DELIVERY_IMPL_INTERNAL_SHM_STORE_HPP
 
 /// \file
-/// The shared-memory rate-limit store (rate_limit_store::shared_memory): one
+/// The shared-memory rate-limit store (shm_rate_limit_store): one
 /// gcra_cell per (base URL, API key) in a POSIX shared-memory object, for
 /// every process of one host.
 ///

@@ -6,7 +6,7 @@
 #define DIGITAL_DELIVERY_IMPL_INTERNAL_REDIS_STORE_HPP
 
 /// \file
-/// The Redis rate-limit store (rate_limit_store::redis), sans-io part: the
+/// The Redis rate-limit store (redis_rate_limit_store), sans-io part: the
 /// GCRA script, the decoding of its reply, and redis_points, the scheduler's
 /// points source over it.
 ///
@@ -22,9 +22,10 @@
 ///
 /// redis_points is synchronous, like every points_source: it grants only
 /// points Redis has already granted (a "permit"). When the head waiter finds
-/// none, it records the want; the rate limiter's shell (rate_limiter.ipp)
-/// then sends one script call (start_exchange), at most one in flight per
-/// bucket, and feeds the reply back (on_reply), after which the head takes
+/// none, it records the want; the store's session (redis_rate_limit_store.ipp)
+/// then has the rate limiter send one script call (start_exchange), at most
+/// one in flight per bucket, and feeds the reply back (on_reply) under the
+/// limiter's lock, after which the head takes
 /// the permit. A permit nobody took (its waiter cancelled meanwhile) goes
 /// back to Redis with the next call.
 
@@ -271,7 +272,7 @@ public:
         paused_until_ = std::max(paused_until_, end);
     }
 
-    // --- the shell's side ---
+    // --- the session's side (redis_rate_limit_store.ipp) ---
 
     /// The scheduler's next poll decides the want afresh.
     void clear_want() noexcept { want_ = 0; }

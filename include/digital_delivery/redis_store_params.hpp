@@ -1,0 +1,52 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_REDIS_STORE_PARAMS_HPP
+#define DIGITAL_DELIVERY_REDIS_STORE_PARAMS_HPP
+
+/// \file
+/// The settings of redis_rate_limit_store (<digital_delivery/redis_rate_limit_store.hpp>).
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace digital_delivery {
+
+/// Where the Redis store lives and how to reach it (redis_rate_limit_store).
+/// The store's key is `key_prefix` + 32 hex digits of a SHA-256 of the
+/// normalised base URL and the API key: the key cannot be read back from it.
+struct redis_store_params
+{
+    /// Host name or IP address of the Redis server. Default: "127.0.0.1".
+    std::string host = "127.0.0.1";
+
+    /// TCP port. Default: 6379.
+    std::uint16_t port = 6379;
+
+    /// ACL user name sent with AUTH (Redis 6 and later); empty: AUTH with the
+    /// password alone (the `default` user). Default: empty.
+    std::string username{};
+
+    /// Password sent with AUTH; empty: no AUTH. A secret: never written to
+    /// logs, errors or throttle events. Default: empty.
+    std::string password{};
+
+    /// Database number selected with SELECT (0 is not selected explicitly).
+    /// Default: 0.
+    int database = 0;
+
+    /// Prepended to every key the store writes (one hash per base URL and
+    /// API key). Default: "digital_delivery:rl:".
+    std::string key_prefix = "digital_delivery:rl:";
+
+    /// Longest time one exchange with Redis may take, connecting (with AUTH,
+    /// SELECT and loading the script) included; past it, the store counts as
+    /// unavailable and the fallback bucket serves. Default: 500 ms.
+    std::chrono::milliseconds command_timeout{500};
+};
+
+}  // namespace digital_delivery
+
+#endif
