@@ -4,15 +4,21 @@
 # configurations, each compiling the library once and the test programs marked
 # UNITY as one translation unit each (tests/CMakeLists.txt, tests/meson.build),
 # and runs the fuzzers briefly:
-#   1. CMake + g++-12, -Werror: every test area (cli, ddctl against the sandbox,
-#      included), the consumer/packaging tests and the examples (against the sandbox);
-#   2. meson + clang++-16 with ASan+UBSan, -Werror: every test area (cli included)
-#      but docs (step 1 compiles the snippets and runs those marked run);
+#   1. CMake + g++-12, -Werror: every test program (labels unit and
+#      integration: cli, ddctl against the sandbox, included), the consumer/
+#      packaging tests, the documentation snippets (compiled, those marked run
+#      run) and the examples (against the sandbox);
+#   2. meson + clang++-16 with ASan+UBSan, -Werror: every test program (suites
+#      unit and integration, cli included); not the docs suite (step 1 compiles
+#      the snippets and runs those marked run);
 #   3. CMake + clang++-16 with TSan: the areas that run threads (transport with
 #      a multi-threaded io_context, scheduler's limiter shared across threads);
 #      core runs on one thread (the library starts none): steps 1 and 2 test it;
 #   4. CMake + clang++-16, libFuzzer with ASan+UBSan: the fuzz targets of
 #      tests/fuzz/, each run briefly over its corpus (docs/reliability.md).
+# The consumer tests (which configure and build projects of their own) and
+# the other long tests have a ctest COST: `ctest -j` starts them first, so
+# that both cores stay busy to the end. Where each test runs: docs/testing.md.
 # Every step runs even when an earlier one failed; the summary at the end has
 # one line per step with its result, duration and CPU seconds (user + system of
 # everything it ran, from `times`), and the exit status is 0
@@ -98,9 +104,9 @@ fuzz_build() {
 fuzz_test() { (cd "$out/fuzz" && ctest -j "$jobs" -L fuzz --output-on-failure); }
 
 step "1/4 build: CMake, g++-12, -Werror" gcc_build
-step "1/4 test: every area, consumer, examples" gcc_test
+step "1/4 test: unit, integration, consumer, examples" gcc_test
 step "2/4 build: meson, clang++-16, ASan+UBSan" meson_asan_build
-step "2/4 test: every area but docs (ASan+UBSan)" meson_asan_test
+step "2/4 test: unit, integration (ASan+UBSan)" meson_asan_test
 step "3/4 build: CMake, clang++-16, TSan" tsan_build
 step "3/4 test: transport, scheduler (TSan)" tsan_test
 step "4/4 build: fuzz targets, clang++-16 libFuzzer" fuzz_build

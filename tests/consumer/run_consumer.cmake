@@ -1,20 +1,27 @@
 # Builds and runs tests/consumer/project as a user would.
-#   -DMODE=find_package -DDD_BINARY_DIR=... -DWORK_DIR=...
+#   -DMODE=install -DDD_BINARY_DIR=... -DWORK_DIR=<prefix>: installs the package
+#   there, once for every test of the installed package (the fixture dd_install)
+#   -DMODE=find_package -DPREFIX=<prefix> -DWORK_DIR=...: main.cpp + other.cpp
+#   (every header of the umbrella, -Wall -Wextra -Werror), header-only and compiled
 #   -DMODE=subdirectory -DDD_SOURCE_DIR=... -DWORK_DIR=...
 #   -DMODE=fetchcontent -DDD_SOURCE_DIR=... -DWORK_DIR=...
 # In the subdirectory and fetchcontent modes it first builds the project with
 # only the header-only program and checks that our part of the build compiled
 # nothing (no compiled library, sandbox, ddctl, examples or tests) and that
-# installing the user's project installs none of our files.
-#   -DMODE=pkg_config   -DDD_BINARY_DIR=... -DWORK_DIR=... -DCXX=...
+# installing the user's project installs none of our files; then asks for the
+# program that links digital_delivery::compiled (subdirectory builds and runs
+# it; fetchcontent, the same target, only configures it).
+#   -DMODE=pkg_config   -DPREFIX=<prefix> -DWORK_DIR=... -DCXX=...
+# Every mode but find_package builds minimal.cpp: it proves that its way in
+# works (include directories, version, one function linked); find_package and
+# headers_self_contained check every header.
 include(${CMAKE_CURRENT_LIST_DIR}/consumer_common.cmake)
 set(project_dir ${CMAKE_CURRENT_LIST_DIR}/project)
-if(MODE STREQUAL "find_package" OR MODE STREQUAL "pkg_config")
-    run(${CMAKE_COMMAND} --install ${DD_BINARY_DIR} --prefix ${WORK_DIR}/prefix)
-endif()
-if(MODE STREQUAL "find_package")
+if(MODE STREQUAL "install")
+    run(${CMAKE_COMMAND} --install ${DD_BINARY_DIR} --prefix ${WORK_DIR})
+elseif(MODE STREQUAL "find_package")
     run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=find_package
-        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Debug)
+        -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_BUILD_TYPE=Debug)
     run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
     run(${WORK_DIR}/build/consumer)
     run(${WORK_DIR}/build/consumer_compiled)
@@ -26,7 +33,7 @@ elseif(MODE STREQUAL "subdirectory" OR MODE STREQUAL "fetchcontent")
     endif()
     run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=${MODE}
         -DDD_SOURCE_DIR=${DD_SOURCE_DIR} -DFETCHCONTENT_SOURCE_DIR_DIGITAL_DELIVERY=${DD_SOURCE_DIR}
-        -DDD_CONSUMER_COMPILED=OFF -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
+        -DDD_CONSUMER_COMPILED=OFF -DDD_CONSUMER_FULL=OFF -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
     run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
     if(NOT EXISTS ${ours}/CMakeFiles)
         message(FATAL_ERROR "${ours}: not our binary directory")
@@ -45,12 +52,17 @@ elseif(MODE STREQUAL "subdirectory" OR MODE STREQUAL "fetchcontent")
         message(FATAL_ERROR "installing the user's project installed more than its bin/consumer: ${installed}")
     endif()
     # Then the program that links digital_delivery::compiled: asked for, so built.
+    # FetchContent adds our project as add_subdirectory() does: the same target,
+    # so there the configure step proves that it exists (a missing
+    # digital_delivery::compiled fails it) and the subdirectory test builds it.
     run(${CMAKE_COMMAND} -DDD_CONSUMER_COMPILED=ON ${WORK_DIR}/build)
-    run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+    if(MODE STREQUAL "subdirectory")
+        run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+        run(${WORK_DIR}/build/consumer_compiled)
+    endif()
     run(${WORK_DIR}/build/consumer)
-    run(${WORK_DIR}/build/consumer_compiled)
 elseif(MODE STREQUAL "pkg_config")
-    set(ENV{PKG_CONFIG_PATH} ${WORK_DIR}/prefix/share/pkgconfig)
+    set(ENV{PKG_CONFIG_PATH} ${PREFIX}/share/pkgconfig)
     execute_process(COMMAND pkg-config --cflags --libs digital_delivery OUTPUT_VARIABLE flags
                     OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
@@ -59,7 +71,7 @@ elseif(MODE STREQUAL "pkg_config")
     separate_arguments(flags UNIX_COMMAND "${flags}")
     execute_process(COMMAND pkg-config --modversion digital_delivery OUTPUT_VARIABLE version
                     OUTPUT_STRIP_TRAILING_WHITESPACE)
-    run(${CXX} ${project_dir}/other.cpp ${project_dir}/main.cpp -o ${WORK_DIR}/consumer ${flags}
+    run(${CXX} -Wall -Wextra -Werror ${project_dir}/minimal.cpp -o ${WORK_DIR}/consumer ${flags}
         "-DDD_EXPECTED_VERSION=\"${version}\"")
     run(${WORK_DIR}/consumer)
 endif()

@@ -8,8 +8,8 @@ include(${CMAKE_CURRENT_LIST_DIR}/consumer_common.cmake)
 find_program(MESON meson REQUIRED)
 find_program(NINJA NAMES ninja ninja-build REQUIRED)
 set(src ${WORK_DIR}/src)
-file(COPY ${CMAKE_CURRENT_LIST_DIR}/meson_project/meson.build ${CMAKE_CURRENT_LIST_DIR}/project/main.cpp
-          ${CMAKE_CURRENT_LIST_DIR}/project/other.cpp DESTINATION ${src})
+file(COPY ${CMAKE_CURRENT_LIST_DIR}/meson_project/meson.build ${CMAKE_CURRENT_LIST_DIR}/project/minimal.cpp
+          DESTINATION ${src})
 file(MAKE_DIRECTORY ${src}/subprojects)
 file(CREATE_LINK ${DD_SOURCE_DIR} ${src}/subprojects/digital_delivery SYMBOLIC)
 set(ENV{CXX} ${CXX})

@@ -1,21 +1,21 @@
 # Builds tests/consumer/sandbox_project as a user would and runs its test
 # program (the sandbox fixture against digital-delivery-sandbox) with ctest.
-#   -DMODE=find_package -DDD_BINARY_DIR=... -DWORK_DIR=... -DCXX=...  (installs the package to WORK_DIR/prefix)
+#   -DMODE=find_package -DPREFIX=... -DDD_BINARY_DIR=... -DWORK_DIR=... -DCXX=...  (the package installed
+#   in PREFIX by the test consumer_install)
 #   -DMODE=subdirectory -DDD_SOURCE_DIR=... -DWORK_DIR=... -DCXX=...
 include(${CMAKE_CURRENT_LIST_DIR}/consumer_common.cmake)
 set(project_dir ${CMAKE_CURRENT_LIST_DIR}/sandbox_project)
 if(MODE STREQUAL "find_package")
-    run(${CMAKE_COMMAND} --install ${DD_BINARY_DIR} --prefix ${WORK_DIR}/prefix)
-    if(NOT EXISTS ${WORK_DIR}/prefix/bin/digital-delivery-sandbox)
+    if(NOT EXISTS ${PREFIX}/bin/digital-delivery-sandbox)
         message(FATAL_ERROR "the package does not install bin/digital-delivery-sandbox")
     endif()
     # ddctl, when the build has it (DIGITAL_DELIVERY_BUILD_CLI), and its bash completion
-    if(EXISTS ${DD_BINARY_DIR}/tools/ddctl AND NOT (EXISTS ${WORK_DIR}/prefix/bin/ddctl AND
-            EXISTS ${WORK_DIR}/prefix/share/bash-completion/completions/ddctl))
+    if(EXISTS ${DD_BINARY_DIR}/tools/ddctl AND NOT (EXISTS ${PREFIX}/bin/ddctl AND
+            EXISTS ${PREFIX}/share/bash-completion/completions/ddctl))
         message(FATAL_ERROR "the package does not install bin/ddctl and share/bash-completion/completions/ddctl")
     endif()
     run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=find_package
-        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
+        -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
 elseif(MODE STREQUAL "subdirectory")
     run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=subdirectory
         -DDD_SOURCE_DIR=${DD_SOURCE_DIR} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)

@@ -1,13 +1,12 @@
-// The one-definition test's program: three translation units that include
+// The one-definition test's program: two translation units that include
 // every public header (tu.cpp.in), linked together; it runs and exits 0.
 #include <boost/asio/io_context.hpp>
 
 int tu_1(boost::asio::io_context&);
 int tu_2(boost::asio::io_context&);
-int tu_3(boost::asio::io_context&);
 
 int main()
 {
     boost::asio::io_context ioc;
-    return tu_1(ioc) + tu_2(ioc) + tu_3(ioc) == 6 ? 0 : 1;
+    return tu_1(ioc) + tu_2(ioc) == 3 ? 0 : 1;
 }
