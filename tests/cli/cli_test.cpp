@@ -7,6 +7,7 @@
 #include "sandbox_process.hpp"
 #include "server_process.hpp"
 
+#include <array>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -527,9 +528,13 @@ TEST(cli_orders, notify_asks_on_a_terminal)
         const pid_t pid = e.spawn({"orders", "notify", order}, e.home.path / "out", e.home.path / "err", {}, slave);
         ::close(slave);
         const int st = cli_env::wait(pid);
-        std::string screen(4096, '\0');
-        const ssize_t n = ::read(master, screen.data(), screen.size());
-        screen.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+        // Everything the terminal shows, read until it is drained: with every
+        // end of the slave closed, read() returns what is left in chunks (the
+        // echo and the prompt may come apart), then fails with EIO.
+        std::string screen;
+        std::array<char, 4096> chunk{};
+        for (ssize_t n; (n = ::read(master, chunk.data(), chunk.size())) > 0;)
+            screen.append(chunk.data(), static_cast<std::size_t>(n));
         ::close(master);
         EXPECT_EQ(st, status) << screen;
         EXPECT_NE(screen.find("emails the customer of order " + order + ". Send it? [y/N]"), std::string::npos) << screen;
