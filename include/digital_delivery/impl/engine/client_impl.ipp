@@ -524,7 +524,7 @@ struct execute_op
     // start the next request, can reuse its memory; the client itself stays
     // alive until the handler has returned, as before.
     template <class Self>
-    void finish(Self& self, error_code ec, http_response resp)
+    void finish(Self& self, error_code ec, http_response&& resp)
     {
         if (observer* o = s_->self->obs())
             observe_end(*o, ec);
@@ -601,33 +601,31 @@ struct execute_op
     }
 
     // Performs an acquire, send or complete action (a wait only follows a
-    // response: see the responded state). `now` is the time of the event.
+    // response: see the responded state). `now` is the time of the event;
+    // `resp` the response a completion may hand over.
     template <class Self>
-    void perform(Self& self, const request_action& a, clock::time_point now, http_response&& resp = {})
+    void perform(Self& self, request_action a, clock::time_point now, http_response* resp = nullptr)
     {
         execute_state& s = *s_;
         if (a.limiter != limiter_step::none)
             tell_limiter(a.limiter, response_facts{});
-        switch (a.what)
-        {
-        case kind::acquire:
+        if (a.what == kind::acquire)
         {
             rate_limiter& l = s.self->limiter();
             // Points available at once (or the limiter disabled): straight to
             // the attempt (the transport never completes inline, so neither
             // does this). Otherwise the limiter's queue, which completes
             // through a post.
-            if (a.try_now && l.try_acquire(s.core.cost(), s.core.prio()))
+            if (!a.try_now || !l.try_acquire(s.core.cost(), s.core.prio()))
             {
-                const request_action next = s.core.granted({}, now);
-                observe_limiter_wait({});
-                return perform(self, next, now);
+                s.st = state::acquired;
+                l.async_acquire(s.core.cost(), s.core.prio(), s.core.deadline(), std::move(self));
+                return;
             }
-            s.st = state::acquired;
-            l.async_acquire(s.core.cost(), s.core.prio(), s.core.deadline(), std::move(self));
-            return;
+            a = s.core.granted({}, now);  // a send: the deadline was checked by try_now
+            observe_limiter_wait({});
         }
-        case kind::send:
+        if (a.what == kind::send)
         {
             // Each attempt gets its own copy when a retry may resend the
             // original; the last possible attempt takes the request itself.
@@ -644,17 +642,19 @@ struct execute_op
             t.async_send(std::move(req), std::move(self));
             return;
         }
-        case kind::wait:  // not reached: the responded state performs it
-        case kind::complete:
-            if (s.diag)
-                s.core.record(*s.diag);
-            finish(self, a.ec, a.with_response ? std::move(resp) : http_response{});
-            return;
-        }
+        // complete (a wait only follows a response: the responded state performs it)
+        if (s.diag)
+            s.core.record(*s.diag);
+        if (a.with_response && resp)
+            finish(self, a.ec, std::move(*resp));
+        else
+            finish(self, a.ec, http_response{});
     }
 
+    // The transport's response arrives by reference (no move into a
+    // parameter); the other completions carry none.
     template <class Self>
-    void operator()(Self& self, error_code ec = {}, http_response resp = {})
+    void operator()(Self& self, error_code ec = {}, http_response&& resp = {})
     {
         execute_state& s = *s_;
         switch (s.st)
@@ -700,10 +700,10 @@ struct execute_op
 
         case state::responded:
         {
-            const auto now = clock::now();
-            if (s.self->obs())
+            const bool observed = s.self->obs() != nullptr;
+            if (observed)
             {
-                s.responded_at = now;
+                s.responded_at = clock::now();
                 if (ec || resp.status < 200 || resp.status > 299)
                     own_diagnostics();
             }
@@ -711,6 +711,9 @@ struct execute_op
             // decision and the diagnostics take them from here.
             const response_facts facts = read_response_facts(resp.headers, resp.status, clock::system_now());
             const error_code api_ec = ec ? error_code() : classify_api_response(resp, facts, s.diag);
+            // The time matters to the core only for a failure (the retry
+            // decision): a success reads no clock without an observer.
+            const auto now = observed ? s.responded_at : ec || api_ec ? clock::now() : clock::time_point{};
             const request_action a = s.core.responded(ec, api_ec, facts, now);
             if (a.limiter == limiter_step::observe_response)
                 tell_limiter(a.limiter, facts);
@@ -724,7 +727,7 @@ struct execute_op
             {
                 request_action done = a;
                 done.limiter = limiter_step::none;  // told above
-                return perform(self, done, now, std::move(resp));
+                return perform(self, done, now, &resp);
             }
             if (cancelled(self))
                 return perform(self, s.core.cancelled(now), now);

@@ -112,7 +112,8 @@ public:
     /// The attempt ended: `transport_ec` from the transport (none when a
     /// response arrived), `api_ec` the response's status as an error (none
     /// for 2xx), `facts` read once from its headers. Success, give up, or
-    /// wait and retry (retry_state decides).
+    /// wait and retry (retry_state decides). `now` is read for a failure
+    /// only: with a success a driver may pass any time point.
     DIGITAL_DELIVERY_DECL request_action responded(
         error_code transport_ec,
         error_code api_ec,

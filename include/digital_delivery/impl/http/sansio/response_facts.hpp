@@ -41,13 +41,11 @@ inline response_facts read_response_facts(
     std::chrono::system_clock::time_point sys_now
 )
 {
-    response_facts f;
-    f.status = status;
+    std::optional<std::chrono::milliseconds> retry_after;
     if (status == 429 || status == 503)
         if (auto v = headers.find("Retry-After"))
-            f.retry_after = parse_retry_after(*v, sys_now);
-    f.rate_limit = parse_rate_limit_headers(headers, sys_now);
-    return f;
+            retry_after = parse_retry_after(*v, sys_now);
+    return response_facts{status, retry_after, parse_rate_limit_headers(headers, sys_now)};
 }
 
 }  // namespace detail
