@@ -33,6 +33,7 @@
 #include <digital_delivery/impl/model/asset.ipp>
 #include <digital_delivery/impl/model/digital_product.ipp>
 #include <digital_delivery/impl/model/order.ipp>
+#include <digital_delivery/impl/engine/sansio/request_core.ipp>
 #include <digital_delivery/impl/engine/client_impl.ipp>
 #include <digital_delivery/impl/observe/observer.ipp>
 #include <digital_delivery/impl/observe/json_logger.ipp>

@@ -96,6 +96,39 @@ TEST_F(retry_test, a_429_is_retried_after_retry_after)
     EXPECT_EQ(diag.attempts, 2u);
 }
 
+TEST_F(retry_test, a_429s_retry_after_is_read_once_for_the_limiter_the_retry_and_the_diagnostics)
+{
+    // The response's headers are read once (detail::read_response_facts):
+    // the limiter's pause, the retry's delay and diagnostics::retry_after are
+    // the same figure.
+    struct recorder final : dd::observer
+    {
+        std::vector<std::chrono::milliseconds> paused, delays;
+        void on_throttle(const dd::throttle_event& e) override
+        {
+            if (e.what == dd::throttle_event::kind::paused)
+                paused.push_back(e.retry_after);
+        }
+        void on_retry(const dd::retry_event& e) override { delays.push_back(e.delay); }
+    };
+    auto rec = std::make_shared<recorder>();
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dd::client c(fake, {.base_url = base_url,
+                        .api_key = std::string("key-") + info->name(),
+                        .operation_timeout = 0ms,
+                        .retry = {.max_attempts = 2, .initial_backoff = 1ms, .max_backoff = 5ms},
+                        .observer = rec});
+    fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", "7");
+    fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", "7");
+    auto [ec, o] = run_in_virtual_time([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
+    EXPECT_EQ(ec, dd::api_errc::rate_limited);
+    EXPECT_EQ(fake->requests().size(), 2u);
+    EXPECT_EQ(rec->paused, (std::vector<std::chrono::milliseconds>{7000ms, 7000ms}));
+    EXPECT_EQ(rec->delays, (std::vector<std::chrono::milliseconds>{7000ms}));
+    EXPECT_EQ(diag.retry_after, 7000ms);
+    EXPECT_EQ(diag.attempts, 2u);
+}
+
 TEST_F(retry_test, a_write_refused_with_429_is_retried_too)
 {
     auto c = make_client();

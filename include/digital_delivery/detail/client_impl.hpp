@@ -128,6 +128,13 @@ private:
 /// diagnostics' server fields. Returns no error for 2xx.
 DIGITAL_DELIVERY_DECL error_code classify_api_response(const http_response& r, diagnostics* diag);
 
+struct response_facts;  // impl/http/sansio/response_facts.hpp
+
+/// Same with the response's headers already read (read_response_facts): the
+/// request pipeline's form, which reads them once for the limiter, the retry
+/// decision and this (diagnostics::retry_after of a 429).
+DIGITAL_DELIVERY_DECL error_code classify_api_response(const http_response& r, const response_facts& facts, diagnostics* diag);
+
 /// Maps a non-2xx response of the object storage (S3-style XML) to an
 /// error code; only <Code> and <Message> are kept (never a signature).
 DIGITAL_DELIVERY_DECL error_code classify_storage_response(const http_response& r, diagnostics* diag);

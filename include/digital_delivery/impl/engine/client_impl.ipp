@@ -15,9 +15,8 @@
 #include <digital_delivery/impl/http/sansio/beast_url.hpp>
 #include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
 #include <digital_delivery/impl/error/server_messages.hpp>
-#include <digital_delivery/impl/retry/retry_policy.hpp>
-#include <digital_delivery/impl/retry/retry_state.hpp>
-#include <digital_delivery/impl/rate_limit/retry_after.hpp>
+#include <digital_delivery/impl/engine/sansio/request_core.hpp>
+#include <digital_delivery/impl/http/sansio/response_facts.hpp>
 
 #include <boost/asio/compose.hpp>
 #include <boost/asio/io_context.hpp>
@@ -335,6 +334,17 @@ DIGITAL_DELIVERY_DECL error_code detail::classify_api_response(const http_respon
 {
     if (r.status >= 200 && r.status < 300)
         return {};
+    return classify_api_response(r, read_response_facts(r.headers, r.status, detail::clock::system_now()), diag);
+}
+
+DIGITAL_DELIVERY_DECL error_code detail::classify_api_response(
+    const http_response& r,
+    const response_facts& facts,
+    diagnostics* diag
+)
+{
+    if (r.status >= 200 && r.status < 300)
+        return {};
     diagnostics local;
     diagnostics& d = diag ? *diag : local;
     if (refuse_non_http_status(r, d))
@@ -367,7 +377,7 @@ DIGITAL_DELIVERY_DECL error_code detail::classify_api_response(const http_respon
             return api_errc::asset_count_limit_exceeded;
         return make_error_code(specific) == condition::validation ? specific : api_errc::validation_failed;
     case 429:
-        d.retry_after = detail::retry_after_of(r.headers, detail::clock::system_now());
+        d.retry_after = facts.retry_after;
         return api_errc::rate_limited;
     default: break;
     }
@@ -417,10 +427,14 @@ DIGITAL_DELIVERY_DECL error_code detail::classify_storage_response(const http_re
 
 namespace detail {
 
-// One request, start to end: rate-limit points, the attempt, the response's
-// rate-limit headers, status -> typed error, and retries (bounded by the
-// retry policy, the retry budget and the deadline). A sans-io retry_state
-// makes every decision; this only drives timers and the transport.
+// One request, start to end. The rules (deadline, attempt timeout, points,
+// refunds, retries, what diagnostics record) are request_core's
+// (impl/engine/sansio/request_core.hpp): this driver turns the limiter's
+// grants, the transport's responses and the backoff timer's expiries into
+// its events and performs the actions it answers with. The observer's events
+// are the driver's, built from the core's state (its attempt number, its
+// last wait for points): they need the request and the response, which the
+// core never sees, and cost nothing when no observer is installed.
 //
 // Everything the operation owns lives in one execute_state block allocated
 // from Asio's per-thread recycling allocator: the composed operation itself
@@ -429,6 +443,7 @@ namespace detail {
 struct execute_state
 {
     using clock = detail::clock;
+    // Where the operation resumes: what it is waiting for.
     enum class state
     {
         start,
@@ -441,11 +456,9 @@ struct execute_state
     std::shared_ptr<client_impl> self;
     prepared_request p;
     diagnostics* diag;
-    std::optional<retry_state> rs;
+    request_core core;
     std::unique_ptr<detail::timer> timer;
-    clock::time_point wait_started{};
     state st = state::start;
-    bool may_retry = true;  // false: the request is moved into the (only) attempt, not copied
     // Set only when an observer is installed (impl/engine/observe.hpp).
     request_info info;
     clock::time_point started{}, attempt_started{}, responded_at{};
@@ -453,8 +466,23 @@ struct execute_state
     std::unique_ptr<diagnostics> own_diag;  // on failure, when the caller passed none
 
     execute_state(std::shared_ptr<client_impl> s, prepared_request&& pr, diagnostics* d)
-        : self(std::move(s)), p(std::move(pr)), diag(d)
+        : self(std::move(s)), p(std::move(pr)), diag(d), core(setup_of(*self, p))
     {
+    }
+
+    static request_setup setup_of(const client_impl& c, const prepared_request& p)
+    {
+        request_setup r;
+        r.retry = p.retry ? &*p.retry : &c.params().retry;
+        r.budget = c.budget();
+        r.cost = p.cost;
+        r.prio = p.prio;
+        r.idempotent = p.idempotent;
+        r.deadline = p.deadline;
+        r.operation_timeout = c.params().operation_timeout;
+        r.timeout = p.request.timeout;
+        r.rejected = p.error;
+        return r;
     }
 };
 
@@ -488,6 +516,7 @@ struct execute_op
 {
     using clock = detail::clock;
     using state = execute_state::state;
+    using kind = request_action::kind;
 
     execute_state_ptr s_;
 
@@ -496,7 +525,7 @@ struct execute_op
     // start the next request, can reuse its memory; the client itself stays
     // alive until the handler has returned, as before.
     template <class Self>
-    void finish(Self& self, error_code ec, http_response resp)
+    void finish(Self& self, error_code ec, http_response&& resp)
     {
         if (observer* o = s_->self->obs())
             observe_end(*o, ec);
@@ -505,21 +534,7 @@ struct execute_op
         self.complete(ec, std::move(resp));
     }
 
-    template <class Self>
-    void fail(Self& self, error_code ec, http_response resp = {})
-    {
-        execute_state& s = *s_;
-        if (s.diag && s.rs)
-        {
-            const auto& st = s.rs->stats();
-            s.diag->attempts = static_cast<unsigned>(st.attempts);
-            s.diag->total_wait = st.total_backoff + st.total_rate_limit_wait;
-        }
-        finish(self, ec, std::move(resp));
-    }
-
     // ---- observer events (only called when one is installed) ----
-    unsigned attempt() const { return s_->rs ? static_cast<unsigned>(s_->rs->stats().attempts) : 0u; }
 
     // A failure gets diagnostics even when the caller passed none (the
     // observer's; a success does without: no allocation on that path).
@@ -546,13 +561,20 @@ struct execute_op
             if (s.p.error && s.diag->client_message.empty())
                 s.diag->client_message = s.p.error_message;
         }
-        notify_end(o, s.info, ec, s.diag, attempt(), now - s.started);
+        notify_end(o, s.info, ec, s.diag, s.core.attempt(), now - s.started);
     }
 
     void observe_response(error_code ec, const http_response& resp)
     {
         if (observer* o = s_->self->obs())
-            notify_response(*o, s_->info, attempt(), ec, resp, s_->responded_at - s_->attempt_started, s_->sent_bytes);
+            notify_response(*o, s_->info, s_->core.attempt(), ec, resp, s_->responded_at - s_->attempt_started, s_->sent_bytes);
+    }
+
+    void observe_limiter_wait(error_code ec)
+    {
+        execute_state& s = *s_;
+        if (observer* o = s.self->obs(); o && s.self->limiter().params().enabled)
+            notify_limiter_wait(*o, s.info, s.p.cost, s.p.prio, s.core.last_wait(), ec);
     }
 
     // A terminal cancellation may arrive after a step completed successfully
@@ -565,40 +587,75 @@ struct execute_op
                boost::asio::cancellation_type::none;
     }
 
-    template <class Self>
-    void acquire(Self& self)
-    {
-        execute_state& s = *s_;
-        s.st = state::acquired;
-        s.wait_started = clock::now();
-        rate_limiter& l = s.self->limiter();
-        l.async_acquire(s.p.cost, s.p.prio, s.p.deadline, std::move(self));
-    }
+    // ---- the core's actions ----
 
-    // One attempt: the deadline was checked by the caller.
-    template <class Self>
-    void send(Self& self, clock::time_point now)
+    void tell_limiter(limiter_step step, const response_facts& facts)
     {
-        execute_state& s = *s_;
-        s.rs->on_attempt_start(now);
-        // Each attempt gets its own copy when a retry may resend the original
-        // (the only attempt takes the request itself); its timeout is decided
-        // here (attempt_timeout), never past the deadline.
-        http_request req = s.may_retry ? http_request(s.p.request) : std::move(s.p.request);
-        if (observer* o = s.self->obs())
+        rate_limiter& l = s_->self->limiter();
+        switch (step)
         {
-            s.attempt_started = now;
-            s.sent_bytes = req.body.size();
-            notify_request_start(*o, s.info, s.p.prio, attempt());
+        case limiter_step::none: return;
+        case limiter_step::observe_response: l.observe_response(facts); return;
+        case limiter_step::attempt_over: l.observe_response(response_facts{}); return;  // resume refilling
+        case limiter_step::refund: l.refund(s_->core.cost()); return;
         }
-        req.timeout = detail::attempt_timeout(req.timeout, s.p.deadline, now);
-        s.st = state::responded;
-        any_transport t = s.self->transport();
-        t.async_send(std::move(req), std::move(self));
     }
 
+    // Performs an acquire, send or complete action (a wait only follows a
+    // response: see the responded state). `now` is the time of the event;
+    // `resp` the response a completion may hand over.
     template <class Self>
-    void operator()(Self& self, error_code ec = {}, http_response resp = {})
+    void perform(Self& self, request_action a, clock::time_point now, http_response* resp = nullptr)
+    {
+        execute_state& s = *s_;
+        if (a.limiter != limiter_step::none)
+            tell_limiter(a.limiter, response_facts{});
+        if (a.what == kind::acquire)
+        {
+            rate_limiter& l = s.self->limiter();
+            // Points available at once (or the limiter disabled): straight to
+            // the attempt (the transport never completes inline, so neither
+            // does this). Otherwise the limiter's queue, which completes
+            // through a post.
+            if (!a.try_now || !l.try_acquire(s.core.cost(), s.core.prio()))
+            {
+                s.st = state::acquired;
+                l.async_acquire(s.core.cost(), s.core.prio(), s.core.deadline(), std::move(self));
+                return;
+            }
+            a = s.core.granted({}, now);  // a send: the deadline was checked by try_now
+            observe_limiter_wait({});
+        }
+        if (a.what == kind::send)
+        {
+            // Each attempt gets its own copy when a retry may resend the
+            // original; the last possible attempt takes the request itself.
+            http_request req = a.move_request ? std::move(s.p.request) : http_request(s.p.request);
+            if (observer* o = s.self->obs())
+            {
+                s.attempt_started = now;
+                s.sent_bytes = req.body.size();
+                notify_request_start(*o, s.info, s.p.prio, s.core.attempt());
+            }
+            req.timeout = a.duration;
+            s.st = state::responded;
+            any_transport t = s.self->transport();
+            t.async_send(std::move(req), std::move(self));
+            return;
+        }
+        // complete (a wait only follows a response: the responded state performs it)
+        if (s.diag)
+            s.core.record(*s.diag);
+        if (a.with_response && resp)
+            finish(self, a.ec, std::move(*resp));
+        else
+            finish(self, a.ec, http_response{});
+    }
+
+    // The transport's response arrives by reference (no move into a
+    // parameter); the other completions carry none.
+    template <class Self>
+    void operator()(Self& self, error_code ec = {}, http_response&& resp = {})
     {
         execute_state& s = *s_;
         switch (s.st)
@@ -614,38 +671,18 @@ struct execute_op
                 s.diag->host = s.self->host();
                 s.diag->path = s.p.path;
             }
-            if (s.p.error)
+            const auto now = clock::now();
+            s.started = now;
+            const request_action a = s.core.started(now);
+            if (a.what == kind::complete)
             {
-                if (s.self->obs())
-                    s.started = clock::now();
+                // Refused before sending: never complete inline.
                 s.st = state::rejected;
                 auto ex = s.self->get_executor();
                 boost::asio::post(ex, std::move(self));
                 return;
             }
-            const retry_params& rp = s.p.retry ? *s.p.retry : s.self->params().retry;
-            s.may_retry = rp.enabled && rp.max_attempts > 1;
-            const auto now = clock::now();
-            if (!s.p.deadline && s.self->params().operation_timeout.count() > 0)
-                s.p.deadline = detail::checked_add(now, s.self->params().operation_timeout);
-            s.started = now;
-            s.rs.emplace(rp, s.self->budget(), now, s.p.deadline);
-            // Points available at once (or the limiter disabled): straight to
-            // the attempt (the transport never completes inline, so neither
-            // does this). Otherwise, and when the deadline has already been
-            // reached, the limiter's queue, which completes through a post.
-            if (!s.p.deadline || now < *s.p.deadline)
-            {
-                rate_limiter& l = s.self->limiter();
-                if (l.try_acquire(s.p.cost, s.p.prio))
-                {
-                    if (observer* o = s.self->obs(); o && l.params().enabled)
-                        notify_limiter_wait(*o, s.info, s.p.cost, s.p.prio, clock::duration::zero(), {});
-                    return send(self, now);
-                }
-            }
-            acquire(self);
-            return;
+            return perform(self, a, now);
         }
 
         case state::rejected:
@@ -656,70 +693,45 @@ struct execute_op
 
         case state::acquired:
         {
-            s.rs->add_rate_limit_wait(clock::now() - s.wait_started);
-            if (observer* o = s.self->obs(); o && s.self->limiter().params().enabled)
-                notify_limiter_wait(*o, s.info, s.p.cost, s.p.prio, clock::now() - s.wait_started, ec);
-            if (ec)
-                return fail(self, ec);
-            if (cancelled(self))
-            {
-                s.self->limiter().refund(s.p.cost);  // granted, never spent
-                return fail(self, boost::asio::error::operation_aborted);
-            }
             const auto now = clock::now();
-            if (s.p.deadline && now >= *s.p.deadline)
-                return fail(self, client_errc::deadline_exceeded);
-            send(self, now);
-            return;
+            const request_action a = !ec && cancelled(self) ? s.core.cancelled(now) : s.core.granted(ec, now);
+            observe_limiter_wait(ec);
+            return perform(self, a, now);
         }
 
         case state::responded:
         {
-            if (s.self->obs())
+            const bool observed = s.self->obs() != nullptr;
+            if (observed)
             {
                 s.responded_at = clock::now();
                 if (ec || resp.status < 200 || resp.status > 299)
                     own_diagnostics();
             }
-            if (!ec)
+            // The response's headers, read once: the limiter, the retry
+            // decision and the diagnostics take them from here.
+            const response_facts facts = read_response_facts(resp.headers, resp.status, clock::system_now());
+            const error_code api_ec = ec ? error_code() : classify_api_response(resp, facts, s.diag);
+            // The time matters to the core only for a failure (the retry
+            // decision): a success reads no clock without an observer.
+            const auto now = observed ? s.responded_at : ec || api_ec ? clock::now() : clock::time_point{};
+            const request_action a = s.core.responded(ec, api_ec, facts, now);
+            if (a.limiter == limiter_step::observe_response)
+                tell_limiter(a.limiter, facts);
+            observe_response(ec ? ec : api_ec, resp);
+            if (ec)
             {
-                s.self->limiter().observe_response(resp.headers, resp.status);
-                ec = classify_api_response(resp, s.diag);
-                observe_response(ec, resp);
-                if (!ec)
-                {
-                    if (s.diag)
-                    {
-                        const auto& st = s.rs->stats();
-                        s.diag->attempts = static_cast<unsigned>(st.attempts);
-                        s.diag->total_wait = st.total_backoff + st.total_rate_limit_wait;
-                    }
-                    finish(self, ec, std::move(resp));
-                    return;
-                }
-            }
-            else if (is_request_not_sent(ec) && ec != boost::asio::error::operation_aborted)
-            {
-                observe_response(ec, resp);
                 describe_transport_failure(s.diag, ec, resp);
-                s.self->limiter().refund(s.p.cost);
+                tell_limiter(a.limiter, facts);
             }
-            else
+            if (a.what != kind::wait)
             {
-                observe_response(ec, resp);
-                describe_transport_failure(s.diag, ec, resp);
-                s.self->limiter().observe_response(http_headers{}, 0);  // the attempt is over: resume refilling
+                request_action done = a;
+                done.limiter = limiter_step::none;  // told above
+                return perform(self, done, now, &resp);
             }
-            if (ec == boost::asio::error::operation_aborted)
-                return fail(self, ec);
-            attempt_failure f{ec, resp.status, {}};
-            if (resp.status == 429 || resp.status == 503)
-                f.retry_after = detail::retry_after_of(resp.headers, detail::clock::system_now());
-            const retry_decision d = s.rs->on_failure(f, s.p.idempotent, clock::now());
-            if (!d.retry)
-                return fail(self, ec, std::move(resp));
             if (cancelled(self))
-                return fail(self, boost::asio::error::operation_aborted);
+                return perform(self, s.core.cancelled(now), now);
             // The next attempt starts afresh: drop what the failure recorded.
             if (s.diag)
             {
@@ -730,10 +742,10 @@ struct execute_op
                 *s.diag = std::move(keep);
             }
             if (observer* o = s.self->obs())
-                notify_retry(*o, s.info, attempt(), ec, resp.status, d.delay);
+                notify_retry(*o, s.info, s.core.attempt(), ec ? ec : api_ec, resp.status, a.duration);
             if (!s.timer)
                 s.timer = std::make_unique<detail::timer>(s.self->get_executor());
-            s.timer->expires_after(d.delay);
+            s.timer->expires_after(a.duration);
             s.st = state::backed_off;
             auto& t = *s.timer;
             t.async_wait(std::move(self));
@@ -741,12 +753,11 @@ struct execute_op
         }
 
         case state::backed_off:
-            if (ec)  // cancelled while backing off
-                return fail(self, ec);
-            if (cancelled(self))
-                return fail(self, boost::asio::error::operation_aborted);
-            acquire(self);
-            return;
+        {
+            const auto now = clock::now();
+            const request_action a = !ec && cancelled(self) ? s.core.cancelled(now) : s.core.timer_fired(ec, now);
+            return perform(self, a, now);
+        }
         }
     }
 };

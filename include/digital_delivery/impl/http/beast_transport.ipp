@@ -357,7 +357,7 @@ struct request_op : std::enable_shared_from_this<request_op>
             conn->close();
     }
 
-    void complete(error_code ec, http_response resp = {})
+    void complete(error_code ec, http_response&& resp = {})
     {
         if (done)
             return;

@@ -27,10 +27,11 @@
 ///     rs.add_rate_limit_wait(clock::now() - t0);
 ///     rs.on_attempt_start(clock::now());
 ///     auto [ec, resp] = co_await transport.async_send(req, ...);
-///     if (!ec) limiter->observe_response(resp.headers, resp.status);   // every response, 429 included
+///     auto facts = read_response_facts(resp.headers, resp.status, system_clock::now());  // once
+///     if (!ec) limiter->observe_response(facts);   // every response, 429 included
 ///     if (ec && is_request_not_sent(ec)) limiter->refund(endpoint.cost);  // optional: points not spent on the server
 ///     if (success) break;
-///     auto d = rs.on_failure({ec_or_api_error, resp.status, retry_after}, endpoint.idempotent, clock::now());
+///     auto d = rs.on_failure({ec_or_api_error, resp.status, facts.retry_after}, endpoint.idempotent, clock::now());
 ///     if (!d.retry) { /* rs.stats() into the diagnostics */ fail(d.final_error); }
 ///     co_await steady_timer(ex, d.delay).async_wait(...);  // then loop: the acquire also honours a 429 pause
 /// }
@@ -43,6 +44,7 @@
 
 #include <digital_delivery/detail/clock.hpp>
 #include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/impl/http/sansio/response_facts.hpp>
 #include <digital_delivery/impl/rate_limit/sansio/scheduler_core.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/http_message.hpp>
@@ -163,9 +165,15 @@ public:
     /// stale or reordered header cannot add points). A 429 empties the bucket
     /// and, with Retry-After (seconds, fractional, or HTTP-date), pauses every
     /// waiter of this key until then (capped by max_retry_after).
-    DIGITAL_DELIVERY_DECL void observe_response(const http_headers& headers, unsigned status);
+    /// Takes the response's facts, read once (read_response_facts): the
+    /// request pipeline and the upload hand the same value to the retry
+    /// decision and the diagnostics.
+    DIGITAL_DELIVERY_DECL void observe_response(const detail::response_facts& facts);
 
-    /// Same with explicit clocks (tests).
+    /// Same at `now` of the limiter's clock (tests).
+    DIGITAL_DELIVERY_DECL void observe_response(const detail::response_facts& facts, clock::time_point now);
+
+    /// Reads the headers (read_response_facts at `sys_now`), then as above (tests).
     DIGITAL_DELIVERY_DECL void observe_response(
         const http_headers& headers,
         unsigned status,

@@ -6,7 +6,6 @@
 #define DIGITAL_DELIVERY_IMPL_RATE_LIMITER_IPP
 
 #include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
-#include <digital_delivery/impl/rate_limit/retry_after.hpp>
 #include <digital_delivery/impl/rate_limit/store_session.hpp>
 
 #include <boost/asio/append.hpp>
@@ -466,9 +465,9 @@ DIGITAL_DELIVERY_DECL bool rate_limiter::try_acquire(int cost, priority prio)
     return granted;
 }
 
-DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(const http_headers& headers, unsigned status)
+DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(const detail::response_facts& facts)
 {
-    observe_response(headers, status, state_->now(), detail::clock::system_now());
+    observe_response(facts, state_->now());
 }
 
 DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(
@@ -478,16 +477,20 @@ DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(
     std::chrono::system_clock::time_point sys_now
 )
 {
+    observe_response(detail::read_response_facts(headers, status, sys_now), now);
+}
+
+DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(const detail::response_facts& facts, clock::time_point now)
+{
     auto& st = *state_;
     detail::limiter_batch b;
     {
         std::lock_guard<std::mutex> lk(st.mtx);
-        if (status == 429 && st.params.enabled)
+        if (facts.status == 429 && st.params.enabled)
         {
-            const std::optional<std::chrono::milliseconds> ra = detail::retry_after_of(headers, sys_now);
             std::optional<clock::duration> d;
-            if (ra)
-                d = std::chrono::duration_cast<clock::duration>(*ra);
+            if (facts.retry_after)
+                d = std::chrono::duration_cast<clock::duration>(*facts.retry_after);
             if (auto end = st.core.on_rate_limited(d, now))
             {
                 throttle_event e;
@@ -501,9 +504,8 @@ DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(
             }
         }
         st.core.on_response(now);
-        if (st.params.follow_server_headers)
-            if (auto snap = parse_rate_limit_headers(headers, sys_now))
-                st.core.observe(*snap, now);
+        if (st.params.follow_server_headers && facts.rate_limit)
+            st.core.observe(*facts.rate_limit, now);
         st.process(now, b);
     }
     b.deliver();

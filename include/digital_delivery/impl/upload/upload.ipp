@@ -25,7 +25,7 @@
 #include <digital_delivery/impl/engine/observe.hpp>
 #include <digital_delivery/impl/retry/retry_policy.hpp>
 #include <digital_delivery/impl/retry/retry_state.hpp>
-#include <digital_delivery/impl/rate_limit/retry_after.hpp>
+#include <digital_delivery/impl/http/sansio/response_facts.hpp>
 #include <digital_delivery/impl/upload/sansio/upload_core.hpp>
 #include <digital_delivery/endpoints.hpp>
 #include <digital_delivery/http_message.hpp>
@@ -469,8 +469,10 @@ private:
         if (reason_)
             return finish(reason_);
         error_code storage_ec;
+        response_facts facts;  // the response's headers, read once (a 503's Retry-After)
         if (!ec)
         {
+            facts = read_response_facts(r.headers, r.status, detail::clock::system_now());
             stamp_put_diag();
             storage_ec = classify_storage_response(r, diag_);
         }
@@ -501,8 +503,8 @@ private:
             if (const auto& budget = impl_->budget(); budget && !budget->try_spend(clock::now()))
                 return finish(ec ? ec : storage_ec, "PUT of the body not retried: the client's retry budget is used up");
             std::optional<std::chrono::milliseconds> server_wait;
-            if (!ec && r.status == 503)
-                server_wait = retry_after_of(r.headers, detail::clock::system_now());
+            if (facts.status == 503)
+                server_wait = facts.retry_after;
             const auto delay = retry_delay(
                 static_cast<int>(attempts_),
                 {opts_.retry_backoff, max_upload_backoff, 2.0},

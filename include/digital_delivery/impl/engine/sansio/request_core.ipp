@@ -1,0 +1,139 @@
+//
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+//
+#ifndef DIGITAL_DELIVERY_IMPL_ENGINE_SANSIO_REQUEST_CORE_IPP
+#define DIGITAL_DELIVERY_IMPL_ENGINE_SANSIO_REQUEST_CORE_IPP
+
+#include <digital_delivery/impl/engine/sansio/request_core.hpp>
+#include <digital_delivery/impl/retry/retry_policy.hpp>
+
+#include <boost/asio/error.hpp>
+
+#include <utility>
+
+namespace digital_delivery {
+namespace detail {
+
+DIGITAL_DELIVERY_DECL request_core::request_core(request_setup s) : setup_(std::move(s)) {}
+
+DIGITAL_DELIVERY_DECL request_action request_core::started(time_point now)
+{
+    if (setup_.rejected)
+        return complete(setup_.rejected);
+    const retry_params& rp = *setup_.retry;
+    max_attempts_ = rp.enabled ? rp.max_attempts : 1;
+    deadline_ = setup_.deadline;
+    if (!deadline_ && setup_.operation_timeout.count() > 0)
+        deadline_ = checked_add(now, setup_.operation_timeout);
+    rs_.emplace(rp, std::move(setup_.budget), now, deadline_, std::move(setup_.jitter));
+    // Points available at once (or the limiter off): straight to the attempt.
+    // Past the deadline: the limiter's queue, which reports it.
+    return acquire(now, !deadline_ || now < *deadline_);
+}
+
+DIGITAL_DELIVERY_DECL request_action request_core::granted(error_code ec, time_point now)
+{
+    last_wait_ = now - wait_started_;
+    rs_->add_rate_limit_wait(last_wait_);
+    if (ec)
+        return complete(ec);
+    if (deadline_ && now >= *deadline_)
+        return complete(client_errc::deadline_exceeded);
+    return send(now);
+}
+
+DIGITAL_DELIVERY_DECL request_action request_core::responded(
+    error_code transport_ec,
+    error_code api_ec,
+    const response_facts& facts,
+    time_point now
+)
+{
+    // The limiter hears of every attempt's end: a response's headers; the
+    // points back when the request provably never left (not for a
+    // cancellation: the caller stopped, the server may be busy); else that
+    // the attempt is over (refilling resumes).
+    const limiter_step l = !transport_ec ? limiter_step::observe_response
+                           : is_request_not_sent(transport_ec) && transport_ec != boost::asio::error::operation_aborted
+                               ? limiter_step::refund
+                               : limiter_step::attempt_over;
+    const error_code ec = transport_ec ? transport_ec : api_ec;
+    if (!ec)
+        return complete({}, true, l);
+    if (ec == boost::asio::error::operation_aborted)
+        return complete(ec, false, l);
+    const attempt_failure f{ec, facts.status, facts.retry_after};
+    const retry_decision d = rs_->on_failure(f, setup_.idempotent, now);
+    if (!d.retry)
+        return complete(ec, true, l);
+    phase_ = phase::backing_off;
+    request_action a;
+    a.what = request_action::kind::wait;
+    a.limiter = l;
+    a.duration = d.delay;
+    return a;
+}
+
+DIGITAL_DELIVERY_DECL request_action request_core::timer_fired(error_code ec, time_point now)
+{
+    if (ec)  // cancelled while backing off
+        return complete(ec);
+    return acquire(now, false);
+}
+
+DIGITAL_DELIVERY_DECL request_action request_core::cancelled(time_point now)
+{
+    if (phase_ != phase::acquiring)
+        return complete(boost::asio::error::operation_aborted);
+    // Granted, never spent.
+    last_wait_ = now - wait_started_;
+    rs_->add_rate_limit_wait(last_wait_);
+    return complete(boost::asio::error::operation_aborted, false, limiter_step::refund);
+}
+
+DIGITAL_DELIVERY_DECL void request_core::record(diagnostics& d) const
+{
+    if (!rs_)
+        return;
+    const retry_stats& st = rs_->stats();
+    d.attempts = static_cast<unsigned>(st.attempts);
+    d.total_wait = st.total_backoff + st.total_rate_limit_wait;
+}
+
+DIGITAL_DELIVERY_DECL request_action request_core::acquire(time_point now, bool try_now)
+{
+    phase_ = phase::acquiring;
+    wait_started_ = now;
+    request_action a;
+    a.what = request_action::kind::acquire;
+    a.try_now = try_now;
+    return a;
+}
+
+DIGITAL_DELIVERY_DECL request_action request_core::send(time_point now)
+{
+    phase_ = phase::sending;
+    rs_->on_attempt_start(now);
+    request_action a;
+    a.what = request_action::kind::send;
+    a.move_request = rs_->stats().attempts >= max_attempts_;
+    a.duration = attempt_timeout(setup_.timeout, deadline_, now);
+    return a;
+}
+
+DIGITAL_DELIVERY_DECL request_action request_core::complete(error_code ec, bool with_response, limiter_step l)
+{
+    phase_ = phase::done;
+    request_action a;
+    a.what = request_action::kind::complete;
+    a.limiter = l;
+    a.with_response = with_response;
+    a.ec = ec;
+    return a;
+}
+
+}  // namespace detail
+}  // namespace digital_delivery
+
+#endif
