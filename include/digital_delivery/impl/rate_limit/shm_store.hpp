@@ -122,28 +122,21 @@ private:
     std::size_t size_;
 };
 
+/// The mapping a shm_points keeps alive, a base so that it is initialised
+/// before the gcra_points that works on its cell.
+struct shm_mapping
+{
+    std::shared_ptr<shm_segment> seg;
+};
+
 /// gcra_points over a mapped segment (keeps the mapping alive).
-class shm_points final : public points_source
+class shm_points final : private shm_mapping, public gcra_points
 {
 public:
-    shm_points(std::shared_ptr<shm_segment> seg, double capacity, std::chrono::duration<double> window, bool hold)
-        : seg_(std::move(seg)), g_(seg_->cell(), capacity, window, hold)
+    shm_points(std::shared_ptr<shm_segment> s, double capacity, std::chrono::duration<double> window, bool hold)
+        : shm_mapping{std::move(s)}, gcra_points(seg->cell(), capacity, window, hold)
     {
     }
-    double capacity() const noexcept override { return g_.capacity(); }
-    void set_capacity(double c, time_point now) noexcept override { g_.set_capacity(c, now); }
-    double available(time_point now) noexcept override { return g_.available(now); }
-    bool try_take(double cost, time_point now) noexcept override { return g_.try_take(cost, now); }
-    bool lower_to(double v, time_point now) noexcept override { return g_.lower_to(v, now); }
-    void give_back(double cost, time_point now) noexcept override { g_.give_back(cost, now); }
-    bool thaw(time_point now) noexcept override { return g_.thaw(now); }
-    duration time_to_reach(double target, time_point now) noexcept override { return g_.time_to_reach(target, now); }
-    time_point paused_until() const noexcept override { return g_.paused_until(); }
-    void pause_until(time_point end) noexcept override { g_.pause_until(end); }
-
-private:
-    std::shared_ptr<shm_segment> seg_;
-    gcra_points g_;
 };
 
 }  // namespace detail

@@ -52,7 +52,7 @@ static_assert(std::atomic<std::int64_t>::is_always_lock_free, "the shared bucket
 
 /// A process's view of a shared cell: its capacity and window (every process
 /// of a key should use the same), the cell itself elsewhere.
-class gcra_points final : public points_source
+class gcra_points : public points_source
 {
 public:
     gcra_points(gcra_cell& cell, double capacity, std::chrono::duration<double> window, bool hold) noexcept
