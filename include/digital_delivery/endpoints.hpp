@@ -244,7 +244,7 @@ DIGITAL_DELIVERY_ENDPOINTS(DIGITAL_DELIVERY_DETAIL_REQUEST_FN)
 /// \var digital_delivery::async_list_assets
 /// Lists one page of assets (endpoints::list_assets): `async_list_assets(client,
 /// [asset_query], [request_options], [diagnostics&], [token])`, completes with
-/// an asset_list. Every page: paginate<endpoints::list_assets>.
+/// an asset_list. Every page: `paginate(async_list_assets, client, ...)`.
 
 /// \var digital_delivery::async_get_asset
 /// Reads one asset (endpoints::get_asset): `async_get_asset(client, id, ...)`,

@@ -22,6 +22,11 @@
 /// expectation (or arrives when none is left) completes with
 /// boost::system::errc::protocol_error and is listed in mismatches().
 
+/// \namespace digital_delivery::testing
+/// For testing code that uses the library: fake_transport, virtual_clock,
+/// cassettes (recording_transport, replay_transport, cassette_transport) and
+/// sandbox, a digital-delivery-sandbox process.
+
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/transport.hpp>
 
