@@ -61,6 +61,9 @@ def code_of(line, state):
             break
         elif line.startswith("/*", i):
             state["block"], i = True, i + 2
+        elif line[i] == "'" and i > 0 and line[i - 1].isalnum():  # a digit separator: 30'000
+            out.append(line[i])
+            i += 1
         elif line[i] in "\"'":
             q, i = line[i], i + 1
             while i < n and line[i] != q:
@@ -121,6 +124,99 @@ def missing_comments(root):
     return problems
 
 
+# ---- the tables of docs/reference.md --------------------------------------------
+#
+# Between `<!-- generated: NAME... -->` and `<!-- end generated -->`,
+# docs/reference.md holds one table per struct NAME of the public headers:
+# each data member, its type, its initializer and its comment, taken from the
+# header. --update-tables rewrites them; a build fails when they are stale.
+
+GENERATED = re.compile(r"(<!-- generated: ([\w ]+?) -->\n)(.*?)(<!-- end generated -->)", re.S)
+MEMBER = re.compile(r"^(?P<type>[\w:<>,()&*\s]+?[\w>*&)])\s+(?P<name>\w+)\s*(?P<init>\{.*\}|=\s*[^;]+)?;\s*(?://(?:/|!)<\s*(?P<doc>.*))?$")
+
+
+def comment_text(lines):
+    text, skipping = [], False
+    for l in lines:
+        if l.startswith("\\code"):
+            skipping = True
+        elif l.startswith("\\endcode"):
+            skipping = False
+        elif not skipping:
+            text.append(l)
+    joined = " ".join(t for t in text if t).replace("|", "\\|")
+    return re.sub(r"\\(warning|note)\b", lambda m: m.group(1).capitalize() + ":", joined)
+
+
+def struct_members(root, name):
+    """(header, [(member, type, initializer, comment)]) of `struct name`."""
+    for path in public_headers(root):
+        lines = [t for _, t in public_lines(path)]
+        for i, text in enumerate(lines):
+            if not re.match(r"\s*(?:struct|class)\s+" + name + r"\b[^;]*$", text):
+                continue
+            members, doc, depth, state = [], [], 0, {"block": False}
+            for t in lines[i + 1:]:
+                s = t.strip()
+                code = code_of(t, state).strip()
+                before = depth
+                depth += code.count("{") - code.count("}")
+                if before == 0 and depth <= 0 and members:
+                    break
+                if before != 1:
+                    continue
+                if s.startswith("///") and not s.startswith("///<"):
+                    doc.append(s[3:].strip())
+                    continue
+                m = MEMBER.match(s)
+                skip = re.match(r"(?:using|struct|class|enum|friend|template|static_assert|public:|private:)\b", s)
+                if m and not skip:
+                    init = (m.group("init") or "").strip()
+                    init = init[1:].strip() if init.startswith("=") else init
+                    comment = comment_text(doc + ([m.group("doc")] if m.group("doc") else []))
+                    members.append((m.group("name"), " ".join(m.group("type").split()), init, comment))
+                if s and not s.startswith("//"):
+                    doc = []
+            return os.path.relpath(path, os.path.join(root, "include")), members
+    return None, []
+
+
+def tables(root, names):
+    out = []
+    for name in names.split():
+        header, members = struct_members(root, name)
+        if not members:
+            out.append("(no struct %s in the public headers)\n" % name)
+            continue
+        out.append("`%s` (`<%s>`):\n\n| Member | Type | Initializer | |\n|---|---|---|---|\n" % (name, header))
+        for member, type_, init, comment in members:
+            out.append("| `%s` | `%s` | %s | %s |\n" % (member, type_, "`%s`" % init if init else "", comment))
+        out.append("\n")
+    return "".join(out).rstrip("\n") + "\n"
+
+
+def refresh_tables(root, write):
+    """The generated tables of docs/reference.md: rewritten, or the stale ones named."""
+    page = os.path.join(root, "docs", "reference.md")
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    stale = []
+
+    def fill(m):
+        fresh = tables(root, m.group(2))
+        if fresh != m.group(3):
+            stale.append(m.group(2))
+        return m.group(1) + fresh + m.group(4)
+
+    new = GENERATED.sub(fill, text)
+    if write and new != text:
+        with open(page, "w", encoding="utf-8") as f:
+            f.write(new)
+        return []
+    return ["docs/reference.md: the table of %s differs from the headers: run python3 "
+            "docs/reference/build_reference.py --update-tables" % " ".join(s.split()) for s in stale]
+
+
 def explain(root, line):
     """One warning, its path relative to the root; a location where doxygen gave none."""
     line = line.replace(root + os.sep, "")
@@ -136,10 +232,17 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--root", default=os.path.normpath(os.path.join(here, "..", "..")), help="repository root")
-    p.add_argument("--output-dir", required=True, help="where the Doxyfile and html/ are written")
+    p.add_argument("--output-dir", help="where the Doxyfile and html/ are written")
     p.add_argument("--doxygen", default="doxygen", help="the doxygen executable (default: doxygen)")
+    p.add_argument("--update-tables", action="store_true",
+                   help="rewrite the generated tables of docs/reference.md from the headers, then stop")
     a = p.parse_args()
     root = os.path.abspath(a.root)
+    if a.update_tables:
+        refresh_tables(root, write=True)
+        return 0
+    if not a.output_dir:
+        p.error("--output-dir is required")
     out = os.path.abspath(a.output_dir)
 
     with open(os.path.join(root, "VERSION"), encoding="utf-8") as f:
@@ -163,6 +266,7 @@ def main():
     r = subprocess.run([a.doxygen, config], capture_output=True, text=True, cwd=out)
     seconds = time.monotonic() - t0
     problems = [explain(root, l) for l in r.stderr.splitlines() if l.strip()] + missing_comments(root)
+    problems += refresh_tables(root, write=False)
     index = os.path.join(out, "html", "index.html")
     if r.returncode != 0 or problems or not os.path.exists(index):
         print("The API reference (doxygen %s) has %d problem(s). Every public type, function, member, enum value,"

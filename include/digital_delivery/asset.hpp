@@ -97,10 +97,10 @@ BOOST_DESCRIBE_STRUCT(attached_asset, (), (id, type, name, filename, content_typ
 /// Where and how to PUT the body of an internal asset (valid one hour).
 struct upload_handle
 {
-    std::string method{};    ///< Always "PUT".
-    std::string url{};       ///< Presigned storage URL; send it byte-exact.
+    std::string method{};    ///< Always "PUT". Required.
+    std::string url{};       ///< Presigned storage URL; send it byte-exact. Required.
     http_headers headers{};  ///< Content-Type and Content-Disposition: send exactly these.
-    timestamp expires_at{};  ///< When the URL expires.
+    timestamp expires_at{};  ///< When the URL expires. Required.
 };
 BOOST_DESCRIBE_STRUCT(upload_handle, (), (method, url, headers, expires_at))
 

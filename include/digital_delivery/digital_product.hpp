@@ -131,7 +131,7 @@ BOOST_DESCRIBE_STRUCT(digital_product_envelope, (), (digital_product))
 /// POST /digital_products/{id}/notify_buyers (202)
 struct notify_buyers_result
 {
-    std::string digital_product_id{};  ///< The product whose buyers are notified.
+    std::string digital_product_id{};  ///< The product whose buyers are notified. Required.
     std::int64_t notified_count{};  ///< Orders queued.
 };
 BOOST_DESCRIBE_STRUCT(notify_buyers_result, (), (digital_product_id, notified_count))

@@ -76,7 +76,7 @@ BOOST_DESCRIBE_STRUCT(
 /// GET /orders/{id}/downloads: an order's files and licence keys.
 struct order_downloads
 {
-    std::string order_id{};                   ///< The order's UUID.
+    std::string order_id{};                   ///< The order's UUID. Required.
     std::string order_name{};                 ///< The order's name, e.g. "#1001".
     std::vector<download_entry> downloads{};  ///< One entry per file or key. Required.
 };

@@ -131,7 +131,7 @@ BOOST_DESCRIBE_STRUCT(order_envelope, (), (order))
 struct attach_assets_result
 {
     digital_delivery::order order{};                ///< The order. Required.
-    std::vector<attached_asset> attached_assets{};  ///< Includes assets attached earlier.
+    std::vector<attached_asset> attached_assets{};  ///< Includes assets attached earlier. Required.
 };
 BOOST_DESCRIBE_STRUCT(attach_assets_result, (), (order, attached_assets))
 
