@@ -164,7 +164,8 @@ public:
     const std::string& api_key() const { return api_key_; }
     /// \return The process id, -1 once stopped.
     pid_t pid() const { return pid_; }
-    /// \return Whether the process is running (started and not stopped).
+    /// \return True from a successful start until stop() (even if the process
+    /// exited on its own meanwhile).
     bool running() const { return pid_ > 0; }
 
     /// POST /sandbox/stores: a new isolated store configured by `options` (the
