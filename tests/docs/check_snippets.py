@@ -685,6 +685,7 @@ def test_programs(root):
     digital_delivery_test_program() of tests/, and the custom targets
     (unit_tests, suites unknown: None)."""
     programs = {}
+    labels = {}  # ctest label -> the programs that have it
     for cml in glob.glob(os.path.join(root, "tests", "**", "CMakeLists.txt"), recursive=True):
         with open(cml, encoding="utf-8") as f:
             text = "\n".join(l for l in f.read().splitlines() if not l.lstrip().startswith("#"))
@@ -697,18 +698,22 @@ def test_programs(root):
                     with open(path, encoding="utf-8") as f:
                         suites.update(re.findall(r"^\s*TEST(?:_F|_P)?\(\s*(\w+)\s*,", f.read(), re.M))
             programs[(name.group(1) if name else m.group(1)) + "_tests"] = suites
+            kind = "integration" if re.search(r"\b(SANDBOX|INTEGRATION)\b", m.group(2)) else "unit"
+            labels.setdefault(m.group(1), set()).add((name.group(1) if name else m.group(1)) + "_tests")
+            labels.setdefault(kind, set()).add((name.group(1) if name else m.group(1)) + "_tests")
         for m in re.finditer(r"add_custom_target\(\s*(\w+_tests)\b", text):
             programs[m.group(1)] = None
-    return programs
+    return programs, labels
 
 
 def check_test_program_names(files, root):
     """Every `<name>_tests` a page names (a command to build or run, a path) is
     a test program of the build, or one the page itself defines (a user's
     add_executable / executable in an example); a `--gtest_filter` given to one
-    names suites of that program (a filter that matches nothing runs no test).
-    Returns the offending lines."""
-    programs = test_programs(root)
+    names suites of that program (a filter that matches nothing runs no test);
+    a line that builds `--target`s and runs `ctest -L <label>` builds every
+    program with that label. Returns the offending lines."""
+    programs, labels = test_programs(root)
     errors = []
     for f in files:
         with open(f, encoding="utf-8") as fh:
@@ -720,6 +725,17 @@ def check_test_program_names(files, root):
                 if name not in programs and name not in own:
                     errors.append(f"{where}: `{name}` is no test program of tests/ "
                                   f"(known: {', '.join(sorted(programs))})")
+            # One line that builds targets and runs a label: the label's programs are built.
+            built = re.search(r"--target((?:\s+[\w-]+)+)", line)
+            label = re.search(r"\bctest\b.*\s-L\s+(\w+)", line)
+            if built and label:
+                targets = set(built.group(1).split())
+                if "unit_tests" in targets:
+                    targets |= labels.get("unit", set())
+                missing = sorted(labels.get(label.group(1), set()) - targets)
+                if missing:
+                    errors.append(f"{where}: `ctest -L {label.group(1)}` also runs {', '.join(missing)}, "
+                                  f"which the line does not build (ctest reports it Not Run)")
             for name, flt in re.findall(r"\b([a-z][a-z0-9_]*_tests)\s+--gtest_filter=['\"]?([^'\"\s`]+)", line):
                 suites = programs.get(name)
                 if not suites:
