@@ -4,6 +4,7 @@
 // sending nothing, confirmation, Ctrl-C during an upload, a loop of
 // invocations on one key without a 429. Every run's stdout and stderr are
 // searched for the API key (run_ddctl). Outcomes only, never elapsed time.
+#include "errors.hpp"  // ddctl's exit codes (tools/ddctl/src)
 #include "sandbox_process.hpp"
 #include "server_process.hpp"
 
@@ -76,6 +77,58 @@ struct listener
         pollfd p{fd, POLLIN, 0};
         return ::poll(&p, 1, 0) > 0;
     }
+};
+
+// ---- a stand-in API: fixed answers, byte for byte ----------------------------------------
+//
+// Answers each request with the body set for its path (without the query),
+// or 404; one request per connection. Serves until destroyed.
+class canned_api
+{
+public:
+    explicit canned_api(std::map<std::string, std::string> bodies) : bodies_(std::move(bodies))
+    {
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~canned_api()
+    {
+        ::shutdown(in_.fd, SHUT_RDWR);  // accept() returns
+        thread_.join();
+    }
+    std::string base_url() const { return "http://127.0.0.1:" + std::to_string(in_.port) + "/api/v1/external"; }
+
+private:
+    void serve()
+    {
+        for (;;)
+        {
+            const int c = ::accept4(in_.fd, nullptr, nullptr, SOCK_CLOEXEC);
+            if (c < 0)
+                return;
+            std::string req;
+            char buf[4096];
+            while (req.find("\r\n\r\n") == std::string::npos)
+            {
+                const ssize_t n = ::read(c, buf, sizeof buf);
+                if (n <= 0)
+                    break;
+                req.append(buf, static_cast<std::size_t>(n));
+            }
+            const auto sp = req.find(' '), end = req.find_first_of(" ?", sp + 1);
+            const std::string path = sp == std::string::npos ? std::string() : req.substr(sp + 1, end - sp - 1);
+            const auto it = bodies_.find(path.substr(std::min(path.size(), std::string("/api/v1/external").size())));
+            const std::string body = it == bodies_.end() ? R"({"error":"Not found"})" : it->second;
+            const std::string answer = std::string(it == bodies_.end() ? "HTTP/1.1 404 Not Found" : "HTTP/1.1 200 OK") +
+                                       "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+                                       std::to_string(body.size()) + "\r\n\r\n" + body;
+            (void)::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+            ::close(c);
+        }
+    }
+
+    listener in_;
+    std::map<std::string, std::string> bodies_;
+    std::thread thread_;
 };
 
 // ---- a slow relay in front of the sandbox's storage: uploads that last -------------------
@@ -392,6 +445,33 @@ TEST(cli_assets, upload_and_replace_a_file)
     EXPECT_TRUE(handle.json().at("upload").is_object()) << handle.out;
 }
 
+TEST(cli_output, json_is_the_apis_bytes)
+{
+    cli_env e;
+    const std::string id = id_of(e.api("POST", "/assets", R"({"asset": {"type": "licence", "name": "k"}})").at("asset"));
+    // the sandbox's asset, with what a re-encoding would change: a number's
+    // spelling, an escape, spaces, the members' layout
+    const std::string plain = json::serialize(e.api("GET", "/assets/" + id).at("asset"));
+    std::string asset = plain, line = plain;
+    asset.insert(1, "\n  \"price\": 1.50, \"big\": 1e3, \"note\": \"caf\\u00e9 \\/\",\n  ");
+    line.insert(1, "\"price\":1.50,\"big\":1e3,\"note\":\"caf\\u00e9 \\/\",");
+    canned_api api({{"/assets/" + id, "{\"asset\": " + asset + "}\n"},
+                    {"/assets", "{\"assets\": [ " + asset + " ],\n \"pagination\": {\"current_page\": 1, \"per_page\": 20, "
+                                "\"total_count\": 1, \"total_pages\": 1}}"}});
+    const std::map<std::string, std::string> to_api{{"DIGITAL_DELIVERY_BASE_URL", api.base_url()}};
+
+    auto got = e.run({"assets", "get", id, "-o", "json"}, to_api);
+    EXPECT_OK(got);
+    EXPECT_EQ(got.out, asset + "\n");  // one document: the API's bytes
+    auto raw = e.run({"request", "GET", "/assets/" + id, "-o", "json"}, to_api);
+    EXPECT_OK(raw);
+    EXPECT_EQ(raw.out, "{\"asset\": " + asset + "}\n");
+    // a list: each item's bytes on one line (the whitespace between tokens removed)
+    auto listed = e.run({"assets", "list", "-o", "json"}, to_api);
+    EXPECT_OK(listed);
+    EXPECT_EQ(listed.out, line + "\n");
+}
+
 // ---- digital products ---------------------------------------------------------------------
 
 TEST(cli_products, crud_and_notify_buyers_needs_yes)
@@ -635,6 +715,19 @@ TEST(cli_exit_codes, one_per_failure_class)
         closed_port = l.port;
     }
     EXPECT_EQ(e.run({"orders", "list"}, {{"DIGITAL_DELIVERY_BASE_URL", "http://127.0.0.1:" + std::to_string(closed_port) + "/api/v1/external"}}).status, 7);
+}
+
+TEST(cli_exit_codes, the_transports_timeouts_are_transport_failures)
+{
+    namespace dd = digital_delivery;
+    using dd::client_errc;
+    for (auto e : {client_errc::resolve_timeout, client_errc::connect_timeout, client_errc::tls_handshake_timeout,
+                   client_errc::request_timeout, client_errc::idle_timeout, client_errc::upload_stalled,
+                   client_errc::connection_closed})
+        EXPECT_EQ(ddctl::exit_code_for(dd::make_error_code(e)), 7) << dd::make_error_code(e).message();
+    for (auto e : {client_errc::deadline_exceeded, client_errc::rate_limit_wait_exceeds_deadline})
+        EXPECT_EQ(ddctl::exit_code_for(dd::make_error_code(e)), 6) << dd::make_error_code(e).message();
+    EXPECT_EQ(ddctl::exit_code_for(dd::make_error_code(dd::api_errc::rate_limited)), 6);
 }
 
 /// Two runs of `orders list` on a budget of one point per `window` seconds,

@@ -425,8 +425,8 @@ void add_raw_request(CLI::App& app, selection& sel)
             dd::diagnostics diag;
             auto [ec, v] = co_await dd::async_raw_request(s.client, r, s.ropts, diag, asio::as_tuple(asio::deferred));
             s.check(ec, diag);
-            if (!v.is_null())
-                s.out.value(v);
+            if (!s.tap->last_body.empty())  // a 204 has nothing to print
+                s.out.document(s.tap->last_body, whole_spec);
         };
     });
 }

@@ -1,6 +1,7 @@
 // What ddctl prints on stdout: the JSON the API sent (one document per
-// resource, JSON lines for lists) or a table for people. Both are made from
-// the body the server sent, so no field is lost or reformatted.
+// resource, its bytes as they came; JSON lines for lists, each item's bytes
+// with the whitespace between tokens removed) or a table for people. Both are
+// made from the body the server sent, so no field is lost or reformatted.
 #ifndef DDCTL_OUTPUT_HPP
 #define DDCTL_OUTPUT_HPP
 
@@ -40,10 +41,12 @@ public:
     /// header and the column widths come from the first page).
     void page(std::string_view body, const output_spec& spec);
 
-    /// Any JSON value (raw requests).
+    /// Any JSON value, as `name: value` lines or re-encoded JSON.
     void value(const boost::json::value& v);
 
 private:
+    /// One JSON document or list item: printed as it is.
+    void json_text(std::string_view text);
     void rows(const boost::json::array& items, const output_spec& spec);
 
     std::ostream& out_;
