@@ -8,6 +8,8 @@
 #include "sandbox_process.hpp"
 #include "server_process.hpp"
 
+#include <digital_delivery/version.hpp>
+
 #include <array>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -416,8 +418,33 @@ TEST(cli_assets, create_get_list_update_delete_print_what_the_api_sent)
     EXPECT_NE(table.out.find("Pro key 2"), std::string::npos) << table.out;
     EXPECT_NE(table.out.find("ID"), std::string::npos) << table.out;
 
-    EXPECT_OK(e.run({"assets", "delete", id}));
+    // a deletion asks first: without a terminal, --yes is needed
+    auto refused = e.run({"assets", "delete", id});
+    EXPECT_EQ(refused.status, 2);
+    EXPECT_NE(refused.err.find("deletes asset " + id + ": not confirmed (no terminal to ask): pass --yes"), std::string::npos)
+        << refused.err;
+    EXPECT_OK(e.run({"assets", "get", id}));
+    EXPECT_OK(e.run({"assets", "delete", id, "--yes"}));
     EXPECT_EQ(e.run({"assets", "get", id}).status, 3);
+}
+
+TEST(cli_assets, an_empty_list_says_so)
+{
+    cli_env e;
+    for (const auto& args : {std::vector<std::string>{"assets", "list"}, {"assets", "list", "--all"}})
+    {
+        auto r = e.run(args);
+        EXPECT_OK(r);
+        EXPECT_EQ(r.out, "no assets\n");
+        auto j = e.run({args[0], args[1], args.size() > 2 ? args[2] : "--page=1", "-o", "json"});
+        EXPECT_OK(j);
+        EXPECT_EQ(j.out, "");  // JSON lines: none
+    }
+    auto products = e.run({"products", "list"});
+    EXPECT_EQ(products.out, "no digital products\n");
+    auto beyond = e.run({"orders", "list", "--page", "9"});  // three orders, one page
+    EXPECT_OK(beyond);
+    EXPECT_EQ(beyond.out, "no orders on page 9 (3 in all, 1 page)\n");
 }
 
 TEST(cli_assets, upload_and_replace_a_file)
@@ -431,6 +458,9 @@ TEST(cli_assets, upload_and_replace_a_file)
     EXPECT_EQ(up.json(), e.api("GET", "/assets/" + id).at("asset"));
     EXPECT_EQ(up.json().at("byte_size"), 300000);
     EXPECT_NE(up.err.find("upload 100%"), std::string::npos) << up.err;  // plain progress lines off a terminal
+    auto quiet = e.run({"assets", "upload", file.string(), "--no-progress"});
+    EXPECT_OK(quiet);
+    EXPECT_EQ(quiet.err, "");
 
     const fs::path v2 = e.home.path / "manual-v2.pdf";
     std::ofstream(v2) << std::string(1000, 'y');
@@ -521,7 +551,9 @@ TEST(cli_products, crud_and_notify_buyers_needs_yes)
     EXPECT_EQ(notified.json().at("notified_count"), 1);
     EXPECT_EQ(e.control("GET", "/sandbox/outbox").at("emails").as_array().size(), 1u);
 
-    EXPECT_OK(e.run({"products", "delete", id}));
+    EXPECT_EQ(e.run({"products", "delete", id}).status, 2);
+    EXPECT_OK(e.run({"products", "get", id}));
+    EXPECT_OK(e.run({"products", "delete", id, "-y"}));
     EXPECT_EQ(e.run({"products", "get", id}).status, 3);
 }
 
@@ -730,6 +762,33 @@ TEST(cli_exit_codes, the_transports_timeouts_are_transport_failures)
     EXPECT_EQ(ddctl::exit_code_for(dd::make_error_code(dd::api_errc::rate_limited)), 6);
 }
 
+TEST(cli_exit_codes, with_output_json_an_error_is_one_json_object)
+{
+    cli_env e;
+    auto nf = e.run({"orders", "get", "no-such-order", "-o", "json"});
+    EXPECT_EQ(nf.status, 3);
+    EXPECT_EQ(nf.out, "");
+    const json::value err = json::parse(nf.err);  // the whole of stderr
+    EXPECT_EQ(err.at("error").at("code"), 3);
+    EXPECT_EQ(err.at("error").at("status"), 404);
+    EXPECT_EQ(err.at("error").at("request"), "GET /orders/no-such-order");
+    EXPECT_NE(std::string(err.at("error").at("message").as_string()).find("404 Order not found"), std::string::npos) << nf.err;
+
+    // no answer: status and request null
+    auto usage = e.run({"-o", "json", "assets", "create", "--byte-size", "many"});
+    EXPECT_EQ(usage.status, 2);
+    const json::value u = json::parse(usage.err);
+    EXPECT_EQ(u.at("error").at("code"), 2);
+    EXPECT_TRUE(u.at("error").at("status").is_null());
+    EXPECT_TRUE(u.at("error").at("request").is_null());
+    EXPECT_NE(std::string(u.at("error").at("message").as_string()).find("--byte-size"), std::string::npos) << usage.err;
+    auto parse = e.run({"--output", "json", "assets", "frobnicate"});
+    EXPECT_EQ(parse.status, 2);
+    EXPECT_EQ(json::parse(parse.err).at("error").at("code"), 2) << parse.err;
+    // and without --output json, the line
+    EXPECT_EQ(e.run({"orders", "get", "no-such-order"}).err.rfind("ddctl: GET /orders/no-such-order: 404", 0), 0u);
+}
+
 /// Two runs of `orders list` on a budget of one point per `window` seconds,
 /// shared by the processes of the key: the first takes the point (and must
 /// succeed); returns the second, which has to wait a whole window for its own.
@@ -882,6 +941,11 @@ TEST(cli_help, every_subcommand_has_help_with_an_example)
         {"products", "notify-buyers"}, {"orders", "list"},
         {"orders", "get"}, {"orders", "downloads"}, {"orders", "wait-downloads"}, {"orders", "attach"},
         {"orders", "detach"}, {"orders", "notify"}, {"request"}, {"config", "show"}, {}};
+    auto version = e.run({"--version"});
+    EXPECT_OK(version);
+    EXPECT_EQ(version.out.rfind("ddctl " DIGITAL_DELIVERY_VERSION_STRING " (digital_delivery " DIGITAL_DELIVERY_VERSION_STRING, 0), 0u)
+        << version.out;
+    EXPECT_NE(version.out.find(", Boost 1."), std::string::npos) << version.out;
     for (auto c : commands)
     {
         c.push_back("--help");

@@ -30,7 +30,8 @@ enum class kind
 {
     read,
     write,
-    emails,  ///< a write that emails a customer
+    emails,   ///< a write that emails a customer: confirmed first
+    deletes,  ///< a deletion: confirmed first
 };
 
 constexpr std::size_t path_ids(std::string_view path)
@@ -91,7 +92,7 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
     if constexpr (has_body)
         add_payload_options<typename D::body>(*app, args->payload);
     app->callback([&sel, args, fn, spec, k, what]() {
-        if (k == kind::emails)
+        if (k == kind::emails || k == kind::deletes)
             sel.confirm = std::string(what) + " " + (args->ids.empty() ? std::string() : args->ids.front());
         sel.write = k != kind::read;
         sel.run = [args, fn, spec](session& s) -> asio::awaitable<void> {
@@ -104,15 +105,24 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
                     dd::diagnostics diag;
                     auto [ec, list] = co_await fn(s.client, q, s.ropts, diag, asio::as_tuple(asio::deferred));
                     s.check(ec, diag);
-                    s.out.page(s.tap->last_body, spec);
-                    if (!s.out.json())
-                        std::cout << "(page " << list.pagination.current_page << " of " << list.pagination.total_pages
-                                  << ", " << list.pagination.total_count << " in all: --page N or --all for more)\n";
+                    const std::size_t n = s.out.page(s.tap->last_body, spec);
+                    if (s.out.json())
+                        co_return;
+                    const auto& p = list.pagination;
+                    if (p.total_count == 0)
+                        std::cout << "no " << spec.noun() << '\n';
+                    else if (n == 0)
+                        std::cout << "no " << spec.noun() << " on page " << p.current_page << " (" << p.total_count
+                                  << " in all, " << p.total_pages << (p.total_pages == 1 ? " page)\n" : " pages)\n");
+                    else
+                        std::cout << "(page " << p.current_page << " of " << p.total_pages << ", " << p.total_count
+                                  << " in all: --page N or --all for more)\n";
                     co_return;
                 }
                 if (!q.per_page)
                     q.per_page = D::max_per_page;
                 auto pages = dd::paginate_pages(fn, s.client, q, dd::paginate_options{}, s.ropts);
+                std::size_t printed = 0;
                 for (;;)
                 {
                     dd::diagnostics diag;
@@ -120,8 +130,10 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
                     s.check(ec, diag);
                     if (!page)
                         break;
-                    s.out.page(s.tap->last_body, spec);
+                    printed += s.out.page(s.tap->last_body, spec);
                 }
+                if (printed == 0 && !s.out.json())
+                    std::cout << "no " << spec.noun() << '\n';
             }
             else if constexpr (has_body)
             {
@@ -164,10 +176,12 @@ std::string human_bytes(double b)
     return buf;
 }
 
-/// Upload progress on stderr: a bar on a terminal, plain lines otherwise.
-dd::upload_options progress_options(bool terminal)
+/// Upload progress on stderr: a bar on a terminal, plain lines otherwise, none with --no-progress.
+dd::upload_options progress_options(bool terminal, bool shown)
 {
     dd::upload_options o;
+    if (!shown)
+        return o;
     o.progress_interval = terminal ? std::chrono::milliseconds(200) : std::chrono::milliseconds(1000);
     o.on_progress = [terminal](const dd::upload_progress& p) {
         const double frac = p.total ? static_cast<double>(p.bytes_sent) / static_cast<double>(p.total) : 1.0;
@@ -214,7 +228,7 @@ asio::awaitable<void> run_upload(session& s, const upload_args& a, const Start& 
     if (!src)
         throw cli_error(exit_usage, "cannot read " + a.file + ": " + ec.message());
     dd::diagnostics diag;
-    const dd::upload_options opts = progress_options(s.terminal_err);
+    const dd::upload_options opts = progress_options(s.terminal_err, s.progress);
     auto [uec, asset] = co_await start(src, opts, diag);
     const std::string then = "PUT the " + std::to_string(src->size()) + " bytes of " + a.file + " to the presigned upload URL";
     if (!s.dry_run && uec && !asset.id.empty())
@@ -458,8 +472,9 @@ void add_api_commands(CLI::App& root, selection& sel)
     endpoint_command(*assets, sel, "update", "Change an asset (PATCH /assets/{id})",
                      "ddctl assets update 3f2a0c1e-... --name 'Manual (2nd edition)'", dd::async_update_asset, asset_spec,
                      kind::write);
-    endpoint_command(*assets, sel, "delete", "Delete an asset (DELETE /assets/{id})", "ddctl assets delete 3f2a0c1e-...",
-                     dd::async_delete_asset, whole_spec, kind::write);
+    endpoint_command(*assets, sel, "delete", "Delete an asset (DELETE /assets/{id}); asks first",
+                     "ddctl assets delete 3f2a0c1e-... --yes", dd::async_delete_asset, whole_spec, kind::deletes,
+                     "deletes asset");
     add_upload_commands(*assets, sel);
 
     auto* products = add_command(root, "products", "Digital products: assets linked to a storefront product",
@@ -476,8 +491,9 @@ void add_api_commands(CLI::App& root, selection& sel)
                      "Change a digital product (PATCH /digital_products/{id}); --asset-ids replaces the whole list",
                      "ddctl products update 5c9e... --custom-message 'Thank you!'", dd::async_update_digital_product,
                      product_spec, kind::write);
-    endpoint_command(*products, sel, "delete", "Delete a digital product (DELETE /digital_products/{id})",
-                     "ddctl products delete 5c9e...", dd::async_delete_digital_product, whole_spec, kind::write);
+    endpoint_command(*products, sel, "delete", "Delete a digital product (DELETE /digital_products/{id}); asks first",
+                     "ddctl products delete 5c9e... --yes", dd::async_delete_digital_product, whole_spec, kind::deletes,
+                     "deletes digital product");
     add_asset_edit(*products, sel, "add-assets",
                    "Link more assets to a digital product (read, append, PATCH the whole list; not atomic: a concurrent "
                    "change is detected, not prevented)",

@@ -26,6 +26,8 @@ enum exit_code : int
 struct cli_error : std::runtime_error
 {
     int code;
+    unsigned status = 0;  ///< the API's HTTP status, 0 when there was no answer
+    std::string request;  ///< "GET /orders/ID" when a request was made
     cli_error(int c, const std::string& what) : std::runtime_error(what), code(c) {}
 };
 

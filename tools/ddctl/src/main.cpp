@@ -15,6 +15,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+#include <boost/version.hpp>
 
 #include <chrono>
 #include <csignal>
@@ -135,9 +138,34 @@ struct global_options
 {
     config_flags config;
     std::string output = "table";
-    bool verbose = false, dry_run = false, yes = false;
+    bool verbose = false, dry_run = false, yes = false, no_progress = false;
     double timeout = 0;
 };
+
+/// A failure on stderr: `ddctl: LINE`, or with --output json one JSON object
+/// {"error": {"code": EXIT CODE, "status": HTTP STATUS|null, "message": LINE, "request": "METHOD PATH"|null}}.
+void report(bool json, int code, const std::string& message, unsigned status = 0, const std::string& request = {})
+{
+    if (!json)
+    {
+        std::cerr << "ddctl: " << message << '\n';
+        return;
+    }
+    boost::json::object e;
+    e["code"] = code;
+    e["status"] = status ? boost::json::value(status) : boost::json::value(nullptr);
+    e["message"] = message;
+    e["request"] = request.empty() ? boost::json::value(nullptr) : boost::json::value(request);
+    std::cerr << boost::json::serialize(boost::json::object{{"error", std::move(e)}}) << '\n';
+}
+
+/// `--version`: ddctl's, the library's and Boost's.
+std::string version_line()
+{
+    return std::string("ddctl ") + DIGITAL_DELIVERY_VERSION_STRING + " (digital_delivery " + DIGITAL_DELIVERY_VERSION_STRING +
+           ", Boost " + std::to_string(BOOST_VERSION / 100000) + "." + std::to_string(BOOST_VERSION / 100 % 1000) + "." +
+           std::to_string(BOOST_VERSION % 100) + ")";
+}
 
 }  // namespace
 
@@ -151,6 +179,7 @@ int main(int argc, char** argv)
                "Example:\n  ddctl orders list --status paid --output json");
     app.require_subcommand(1);
     app.fallthrough();
+    app.set_version_flag("--version", version_line(), "print ddctl's version, the library's and Boost's, and exit");
     global_options g;
     app.add_option("--profile", g.config.profile, "the config file's profile (default: $DDCTL_PROFILE, else `default`)");
     app.add_option("--config", g.config.config_file, "the config file (default: $DDCTL_CONFIG, else $XDG_CONFIG_HOME/ddctl/config)");
@@ -167,7 +196,8 @@ int main(int argc, char** argv)
         ->check(CLI::PositiveNumber);
     app.add_flag("-v,--verbose", g.verbose, "print every request and answer line (method, path, status) on stderr");
     app.add_flag("-n,--dry-run", g.dry_run, "print the request that would be sent (method, path, body) and send nothing");
-    app.add_flag("-y,--yes", g.yes, "do not ask before a write that emails a customer");
+    app.add_flag("-y,--yes", g.yes, "do not ask before a write that emails a customer or deletes");
+    app.add_flag("--no-progress", g.no_progress, "no upload progress on stderr");
 
     selection sel;
     add_api_commands(app, sel);
@@ -187,9 +217,15 @@ int main(int argc, char** argv)
     }
     catch (const CLI::ParseError& e)
     {
+        if (e.get_exit_code() != 0 && g.output == "json")
+        {
+            report(true, exit_usage, e.what());
+            return exit_usage;
+        }
         const int r = app.exit(e);
         return r == 0 ? exit_ok : exit_usage;
     }
+    const bool json_errors = g.output == "json";
     if (completion->parsed())
     {
         auto extra = completion->remaining();
@@ -236,6 +272,7 @@ int main(int argc, char** argv)
         s.yes = g.yes;
         s.terminal_in = ::isatty(0) && ::isatty(2);
         s.terminal_err = ::isatty(2);
+        s.progress = !g.no_progress;
 
         if (!sel.confirm.empty())
             s.confirm(sel.confirm);
@@ -276,16 +313,19 @@ int main(int argc, char** argv)
                            }
                            catch (const cli_error& err)
                            {
-                               std::cerr << "ddctl: " << err.what() << '\n';
                                code = interrupted ? exit_interrupted : err.code;
+                               std::string line = err.what();
                                if (interrupted && sel.write)
-                                   std::cerr << "ddctl: interrupted during a write: if the request had already reached "
-                                                "the server it may have been applied; look before sending it again\n";
+                                   line += json_errors ? "; " : "\nddctl: ";
+                               if (interrupted && sel.write)
+                                   line += "interrupted during a write: if the request had already reached the server "
+                                           "it may have been applied; look before sending it again";
+                               report(json_errors, code, line, err.status, err.request);
                            }
                            catch (const std::exception& err)
                            {
-                               std::cerr << "ddctl: " << err.what() << '\n';
                                code = exit_failure;
+                               report(json_errors, code, err.what());
                            }
                            signals.cancel();
                            notice->disarm();
@@ -295,12 +335,12 @@ int main(int argc, char** argv)
     }
     catch (const cli_error& e)
     {
-        std::cerr << "ddctl: " << e.what() << '\n';
+        report(json_errors, e.code, e.what(), e.status, e.request);
         return e.code;
     }
     catch (const std::exception& e)
     {
-        std::cerr << "ddctl: " << e.what() << '\n';
+        report(json_errors, exit_failure, e.what());
         return exit_failure;
     }
     return code;

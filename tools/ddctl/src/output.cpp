@@ -241,7 +241,7 @@ void printer::document(std::string_view body, const output_spec& spec)
     out_.flush();
 }
 
-void printer::page(std::string_view body, const output_spec& spec)
+std::size_t printer::page(std::string_view body, const output_spec& spec)
 {
     const json::value all = parse_body(body);
     const json::array* items = select(all, spec.items).if_array();
@@ -256,11 +256,11 @@ void printer::page(std::string_view body, const output_spec& spec)
         else  // a member whose name the API wrote with escapes: re-encoded
             for (const auto& item : *items)
                 json_text(json::serialize(item));
-        return;
     }
-    else
+    else if (!items->empty())
         rows(*items, spec);
     out_.flush();
+    return items->size();
 }
 
 void printer::rows(const json::array& items, const output_spec& spec)

@@ -25,6 +25,15 @@ struct output_spec
     std::string_view items;
     /// The table's columns for the items.
     std::vector<std::string_view> columns;
+
+    /// What the items are called ("assets", "digital products").
+    std::string noun() const
+    {
+        std::string r(items);
+        for (auto& c : r)
+            c = c == '_' ? ' ' : c;
+        return r;
+    }
 };
 
 class printer
@@ -38,8 +47,9 @@ public:
     void document(std::string_view body, const output_spec& spec);
 
     /// One page of a list: each item as a JSON line, or table rows (the
-    /// header and the column widths come from the first page).
-    void page(std::string_view body, const output_spec& spec);
+    /// header and the column widths come from the first page with items).
+    /// Returns the number of items.
+    std::size_t page(std::string_view body, const output_spec& spec);
 
     /// Any JSON value, as `name: value` lines or re-encoded JSON.
     void value(const boost::json::value& v);
