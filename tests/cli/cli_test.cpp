@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -500,6 +501,55 @@ TEST(cli_output, json_is_the_apis_bytes)
     auto listed = e.run({"assets", "list", "-o", "json"}, to_api);
     EXPECT_OK(listed);
     EXPECT_EQ(listed.out, line + "\n");
+}
+
+TEST(cli_output, jq_picks_fields_and_tables_take_columns)
+{
+    cli_env e;  // three orders
+    const json::value api_page = e.api("GET", "/orders");
+    const auto& orders = api_page.at("orders").as_array();
+    ASSERT_EQ(orders.size(), 3u);
+
+    // a list: the program runs on each item; strings print as text
+    auto ids = e.run({"orders", "list", "--all", "--per-page", "2", "--jq", ".id"});
+    EXPECT_OK(ids);
+    EXPECT_EQ(ids.out, id_of(orders[0]) + "\n" + id_of(orders[1]) + "\n" + id_of(orders[2]) + "\n");
+    // one document: other values as compact JSON
+    const std::string order = id_of(orders[1]);
+    auto picked = e.run({"orders", "get", order, "--jq", "{id, n: .name, many: [1, 2]}"});
+    EXPECT_OK(picked);
+    EXPECT_EQ(picked.out, R"({"id":")" + order + R"(","n":)" + json::serialize(orders[1].at("name")) + R"(,"many":[1,2]})" "\n");
+    auto raw = e.run({"request", "GET", "/orders", "--jq", ".pagination.total_count"});
+    EXPECT_OK(raw);
+    EXPECT_EQ(raw.out, "3\n");
+
+    // a program jq refuses: a usage error naming it, before anything is sent
+    auto bad = e.run({"--verbose", "orders", "list", "--jq", ".["});
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(bad.out, "");
+    EXPECT_EQ(bad.err.rfind("ddctl: --jq `.[`: syntax error", 0), 0u) << bad.err;
+    EXPECT_EQ(bad.err.find("ddctl: >"), std::string::npos) << bad.err;
+    // and one that fails on the data
+    auto runtime = e.run({"orders", "get", order, "--jq", ".id.x"});
+    EXPECT_EQ(runtime.status, 2);
+    EXPECT_NE(runtime.err.find("ddctl: --jq `.id.x`: Cannot index string"), std::string::npos) << runtime.err;
+
+    // tables: chosen columns, without the header
+    auto table = e.run({"orders", "list", "--columns", "id,financial_status,no_such_field", "--no-headers"});
+    EXPECT_OK(table);
+    std::istringstream lines(table.out);
+    std::string line;
+    for (const auto& o : orders)
+    {
+        ASSERT_TRUE(std::getline(lines, line)) << table.out;
+        std::istringstream cells(line);
+        std::vector<std::string> row{std::istream_iterator<std::string>(cells), std::istream_iterator<std::string>()};
+        EXPECT_EQ(row, (std::vector<std::string>{id_of(o), std::string(o.at("financial_status").as_string()), "-"})) << table.out;
+    }
+    ASSERT_TRUE(std::getline(lines, line));
+    EXPECT_EQ(line, "(page 1 of 1, 3 in all: --page N or --all for more)");
+    auto headed = e.run({"orders", "list", "--columns", "email"});
+    EXPECT_EQ(headed.out.rfind("EMAIL\n", 0), 0u) << headed.out;
 }
 
 // ---- digital products ---------------------------------------------------------------------

@@ -2,6 +2,7 @@
 // public API (docs/cli.md).
 #include "commands.hpp"
 #include "errors.hpp"
+#include "jq_filter.hpp"
 #include "settings.hpp"
 
 #include <digital_delivery.hpp>
@@ -25,6 +26,7 @@
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <unistd.h>
@@ -138,6 +140,9 @@ struct global_options
 {
     config_flags config;
     std::string output = "table";
+    std::string jq;
+    table_options table;
+    bool no_headers = false;
     bool verbose = false, dry_run = false, yes = false, no_progress = false;
     double timeout = 0;
 };
@@ -179,7 +184,7 @@ int main(int argc, char** argv)
                "Example:\n  ddctl orders list --status paid --output json");
     app.require_subcommand(1);
     app.fallthrough();
-    app.set_version_flag("--version", version_line(), "print ddctl's version, the library's and Boost's, and exit");
+    app.set_version_flag("--version", version_line() + "\n", "print ddctl's version, the library's and Boost's, and exit");
     global_options g;
     app.add_option("--profile", g.config.profile, "the config file's profile (default: $DDCTL_PROFILE, else `default`)");
     app.add_option("--config", g.config.config_file, "the config file (default: $DDCTL_CONFIG, else $XDG_CONFIG_HOME/ddctl/config)");
@@ -192,6 +197,11 @@ int main(int argc, char** argv)
     app.add_option("--rate-limit-window", g.config.rate_limit_window, "seconds to refill the whole budget (default 60)");
     app.add_option("-o,--output", g.output, "table (for people, default) or json (the API's JSON: one document, or one line per list item)")
         ->check(CLI::IsMember({"table", "json"}));
+    app.add_option("--jq", g.jq, "a jq program run on each JSON document, or each item of a list (implies --output json); "
+                                 "strings are printed as text, other values as JSON, one per line");
+    app.add_option("--columns", g.table.columns, "the columns of a table, comma-separated (any field of the items)")
+        ->delimiter(',');
+    app.add_flag("--no-headers", g.no_headers, "tables without their header line");
     app.add_option("--timeout", g.timeout, "give up after this many seconds (the whole operation, waits included)")
         ->check(CLI::PositiveNumber);
     app.add_flag("-v,--verbose", g.verbose, "print every request and answer line (method, path, status) on stderr");
@@ -238,6 +248,11 @@ int main(int argc, char** argv)
     int code = exit_ok;
     try
     {
+        // a malformed --jq program is refused before anything is sent
+        std::optional<jq_filter> filter;
+        if (!g.jq.empty())
+            filter.emplace(g.jq);
+        g.table.headers = !g.no_headers;
         const settings cfg = resolve_settings(g.config);
         if (show_config)
         {
@@ -262,7 +277,7 @@ int main(int argc, char** argv)
             wire.emplace(dd::beast_transport(ioc.get_executor(), dd::beast_transport_params{}));
         dd::client client(tap_transport(ioc.get_executor(), std::move(wire), tap), std::move(params));
 
-        printer out(std::cout, g.output == "json");
+        printer out(std::cout, g.output == "json", filter ? &*filter : nullptr, g.table);
         session s{client, tap, out};
         s.ropts.prio = dd::priority::interactive;
         if (g.timeout > 0)

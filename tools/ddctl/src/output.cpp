@@ -1,6 +1,7 @@
 #include "output.hpp"
 
 #include "errors.hpp"
+#include "jq_filter.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -207,15 +208,17 @@ json::value parse_body(std::string_view body)
 void printer::value(const json::value& v)
 {
     if (json_)
-        out_ << json::serialize(v) << '\n';
-    else
-        flatten(out_, v, "");
+        return json_text(json::serialize(v));
+    flatten(out_, v, "");
     out_.flush();
 }
 
 void printer::json_text(std::string_view text)
 {
-    out_ << text << '\n';
+    if (filter_)
+        filter_->run(text, out_);
+    else
+        out_ << text << '\n';
     out_.flush();
 }
 
@@ -265,23 +268,26 @@ std::size_t printer::page(std::string_view body, const output_spec& spec)
 
 void printer::rows(const json::array& items, const output_spec& spec)
 {
+    std::vector<std::string_view> columns(table_.columns.begin(), table_.columns.end());
+    if (columns.empty())
+        columns = spec.columns;
     std::vector<std::vector<std::string>> cells;
     for (const auto& item : items)
     {
         std::vector<std::string> row;
         const json::object* o = item.if_object();
-        for (auto c : spec.columns)
+        for (auto c : columns)
         {
             const json::value* f = o ? o->if_contains(c) : nullptr;
             row.push_back(f ? cell(*f) : std::string("-"));
         }
         cells.push_back(std::move(row));
     }
-    const bool header = widths_.empty();
-    if (header)
+    const bool first = widths_.empty();
+    if (first)
     {
-        for (auto c : spec.columns)
-            widths_.push_back(c.size());
+        for (auto c : columns)
+            widths_.push_back(table_.headers ? c.size() : 0);
         for (const auto& row : cells)
             for (std::size_t i = 0; i < row.size(); ++i)
                 widths_[i] = std::max(widths_[i], std::min<std::size_t>(row[i].size(), 60));
@@ -295,10 +301,10 @@ void printer::rows(const json::array& items, const output_spec& spec)
         }
         out_ << '\n';
     };
-    if (header)
+    if (first && table_.headers)
     {
         std::vector<std::string> names;
-        for (auto c : spec.columns)
+        for (auto c : columns)
         {
             std::string n(c);
             std::transform(n.begin(), n.end(), n.begin(), [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });

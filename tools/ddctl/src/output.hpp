@@ -15,6 +15,8 @@
 
 namespace ddctl {
 
+class jq_filter;
+
 /// What to print of an answer.
 struct output_spec
 {
@@ -36,10 +38,21 @@ struct output_spec
     }
 };
 
+/// How tables are printed (--columns, --no-headers).
+struct table_options
+{
+    std::vector<std::string> columns;  ///< empty: the command's own
+    bool headers = true;
+};
+
 class printer
 {
 public:
-    printer(std::ostream& out, bool json) : out_(out), json_(json) {}
+    /// `filter`: --jq, run on each JSON document or list item (implies JSON).
+    printer(std::ostream& out, bool json, jq_filter* filter = nullptr, table_options table = {})
+        : out_(out), json_(json || filter), filter_(filter), table_(std::move(table))
+    {
+    }
 
     bool json() const { return json_; }
 
@@ -61,7 +74,9 @@ private:
 
     std::ostream& out_;
     bool json_;
-    std::vector<std::size_t> widths_;  // the list's columns, once its header is out
+    jq_filter* filter_;
+    table_options table_;
+    std::vector<std::size_t> widths_;  // the list's columns, once its first rows are out
 };
 
 /// A cell: strings as they are, null as "-", arrays of objects by their ids.
