@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -27,6 +28,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -295,10 +297,12 @@ struct cli_env
         }
     }
 
-    /// Starts ddctl with stdout and stderr to files and stdin from /dev/null;
-    /// with `terminal` (a pty's slave side), stdin and stderr on that terminal.
+    /// Starts ddctl with stdout and stderr to files and stdin from /dev/null
+    /// (or the file `input`); with `terminal` (a pty's slave side), stdin and
+    /// stderr on that terminal.
     pid_t spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err,
-                const std::map<std::string, std::string>& extra_env = {}, int terminal = -1) const
+                const std::map<std::string, std::string>& extra_env = {}, int terminal = -1,
+                const fs::path& input = "/dev/null") const
     {
         std::vector<std::string> envs;
         auto all = env;
@@ -322,7 +326,7 @@ struct cli_env
         if (terminal >= 0)
             posix_spawn_file_actions_adddup2(&fa, terminal, 0);
         else
-            posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+            posix_spawn_file_actions_addopen(&fa, 0, input.c_str(), O_RDONLY, 0);
         posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (terminal >= 0)
             posix_spawn_file_actions_adddup2(&fa, terminal, 2);
@@ -354,9 +358,18 @@ struct cli_env
 
     run_result run(const std::vector<std::string>& args, const std::map<std::string, std::string>& extra_env = {}) const
     {
-        const fs::path out = home.path / "stdout", err = home.path / "stderr";
+        return run_with_input(args, std::nullopt, extra_env);
+    }
+
+    /// ddctl with `input` on its stdin (none: /dev/null).
+    run_result run_with_input(const std::vector<std::string>& args, const std::optional<std::string>& input,
+                              const std::map<std::string, std::string>& extra_env = {}) const
+    {
+        const fs::path out = home.path / "stdout", err = home.path / "stderr", in = home.path / "stdin";
+        if (input)
+            std::ofstream(in, std::ios::binary) << *input;
         run_result r;
-        r.status = wait(spawn(args, out, err, extra_env));
+        r.status = wait(spawn(args, out, err, extra_env, -1, input ? in : fs::path("/dev/null")));
         r.out = slurp(out);
         r.err = slurp(err);
         expect_no_key(r);
@@ -721,6 +734,77 @@ TEST(cli_request, raw_get_and_write)
     const std::string id = id_of(posted.json().at("asset"));
     EXPECT_EQ(posted.json().at("asset"), e.api("GET", "/assets/" + id).at("asset"));
     EXPECT_EQ(e.run({"request", "GET", "/nowhere"}).status, 3);
+}
+
+TEST(cli_request, all_pages_typed_fields_stdin_and_include)
+{
+    cli_env e;  // three orders
+    const json::value api_page = e.api("GET", "/orders");
+    const auto& orders = api_page.at("orders").as_array();
+
+    // --all: two pages of two, each item a line, as the list commands print them
+    auto all = e.run({"--verbose", "request", "GET", "/orders", "--query", "per_page=2", "--all", "-o", "json"});
+    EXPECT_OK(all);
+    const auto lines = all.lines();
+    ASSERT_EQ(lines.size(), 3u) << all.out;
+    for (std::size_t i = 0; i < lines.size(); ++i)
+        EXPECT_EQ(lines[i], orders[i]);
+    std::size_t pages = 0;
+    for (std::size_t p = all.err.find("< 200 GET /orders"); p != std::string::npos; p = all.err.find("< 200 GET /orders", p + 1))
+        ++pages;
+    EXPECT_EQ(pages, 2u) << all.err;
+    auto table = e.run({"request", "GET", "/orders", "--query", "per_page=2", "--all", "--columns", "id", "--no-headers"});
+    EXPECT_OK(table);
+    EXPECT_EQ(table.out, id_of(orders[0]) + "\n" + id_of(orders[1]) + "\n" + id_of(orders[2]) + "\n");
+    auto none = e.run({"request", "GET", "/assets", "--all"});
+    EXPECT_OK(none);
+    EXPECT_EQ(none.out, "no assets\n");
+    EXPECT_EQ(e.run({"request", "POST", "/assets", "--all"}).status, 2);
+    EXPECT_EQ(e.run({"request", "GET", "/orders/" + id_of(orders[0]), "--all"}).status, 1);  // not a list
+
+    // -F: typed fields of the body, nested; @FILE's content as a string
+    const fs::path name = e.home.path / "name.txt";
+    std::ofstream(name) << "Pro key";
+    auto created = e.run({"request", "POST", "/assets", "-F", "asset[type]=licence", "-F", "asset[name]=@" + name.string(),
+                          "-F", "asset[autogenerate_licence_key]=true", "-o", "json"});
+    EXPECT_OK(created);
+    const json::value asset = created.json().at("asset");
+    EXPECT_EQ(asset.at("name"), "Pro key");
+    EXPECT_EQ(asset.at("autogenerate_licence_key"), true);
+    auto typed = e.run({"request", "POST", "/x", "-F", "n=5", "-F", "d=1.5", "-F", "t=true", "-F", "z=null", "-F", "s=5x",
+                        "-F", "a[b][]=1", "-F", "a[b][]=two", "--dry-run"});
+    EXPECT_OK(typed);
+    const auto body_at = typed.out.find('{');
+    ASSERT_NE(body_at, std::string::npos) << typed.out;
+    EXPECT_EQ(json::parse(typed.out.substr(body_at, typed.out.find('\n', body_at) - body_at)),
+              json::parse(R"({"n": 5, "d": 1.5, "t": true, "z": null, "s": "5x", "a": {"b": [1, "two"]}})"));
+    auto query = e.run({"request", "GET", "/orders", "-F", "per_page=1", "--dry-run"});
+    EXPECT_NE(query.out.find("GET /orders?per_page=1"), std::string::npos) << query.out;
+    EXPECT_EQ(e.run({"request", "POST", "/assets", "-F", "a=1", "--data", "{}"}).status, 2);
+    EXPECT_EQ(e.run({"request", "POST", "/assets", "-F", "a=1", "-F", "a[b]=2"}).status, 2);
+
+    // --data @-: the body from stdin, for request and for the typed commands
+    auto piped = e.run_with_input({"request", "PATCH", "/assets/" + id_of(asset), "--data", "@-", "-o", "json"},
+                                  R"({"asset": {"name": "from stdin"}})");
+    EXPECT_OK(piped);
+    EXPECT_EQ(piped.json().at("asset").at("name"), "from stdin");
+    auto typed_piped = e.run_with_input({"assets", "update", id_of(asset), "--data", "@-", "-o", "json"}, R"({"name": "again"})");
+    EXPECT_OK(typed_piped);
+    EXPECT_EQ(typed_piped.json().at("name"), "again");
+
+    // --include: the status line and the headers, a blank line, the body
+    auto head = e.run({"request", "GET", "/assets/" + id_of(asset), "--include", "-o", "json"});
+    EXPECT_OK(head);
+    EXPECT_EQ(head.out.rfind("HTTP/1.1 200\n", 0), 0u) << head.out;
+    const auto blank = head.out.find("\n\n");
+    ASSERT_NE(blank, std::string::npos) << head.out;
+    std::string headers = head.out.substr(0, blank);
+    std::transform(headers.begin(), headers.end(), headers.begin(), [](unsigned char c) { return std::tolower(c); });
+    EXPECT_NE(headers.find("\ncontent-type: application/json"), std::string::npos) << head.out;
+    EXPECT_EQ(json::parse(head.out.substr(blank + 2)).at("asset").at("name"), "again");
+    auto missing = e.run({"request", "GET", "/assets/nope", "-i"});
+    EXPECT_EQ(missing.status, 3);
+    EXPECT_EQ(missing.out.rfind("HTTP/1.1 404\n", 0), 0u) << missing.out;
 }
 
 // ---- --dry-run ----------------------------------------------------------------------------
