@@ -42,6 +42,7 @@
 #include <pty.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1063,6 +1064,114 @@ TEST(cli_config, profiles_key_file_and_config_show_without_the_key)
     EXPECT_EQ(e.run({"--profile", "nope", "orders", "list"}).status, 2);
 }
 
+TEST(cli_config, set_and_init_write_a_private_file_atomically)
+{
+    cli_env e;
+    const std::map<std::string, std::string> no_env{{"DIGITAL_DELIVERY_BASE_URL", ""}, {"DIGITAL_DELIVERY_API_KEY", ""}};
+    const fs::path dir = e.home.path / "ddctl", file = dir / "config";
+    fs::create_directories(dir);
+    std::ofstream(file) << "# my settings\n[default]\nbase_url = http://127.0.0.1:1/api/v1/external\n";
+    auto mode = [&] { return fs::status(file).permissions() & fs::perms::all; };
+    auto inode = [&] {
+        struct stat st{};
+        ::stat(file.c_str(), &st);
+        return st.st_ino;
+    };
+
+    // init: the base URL, the profile, the key, one line each on stdin
+    auto init = e.run_with_input({"config", "init"}, e.store.base_url + "\nshop\n" + e.store.api_key + "\n", no_env);
+    EXPECT_OK(init);
+    EXPECT_NE(init.err.find("wrote [shop] to " + file.string() + " (mode 0600)"), std::string::npos) << init.err;
+    EXPECT_EQ(mode(), fs::perms::owner_read | fs::perms::owner_write);
+    EXPECT_EQ(slurp(file), "# my settings\n[default]\nbase_url = http://127.0.0.1:1/api/v1/external\n\n[shop]\nbase_url = " +
+                               e.store.base_url + "\napi_key = " + e.store.api_key + "\n");
+    auto listed = e.run({"--profile", "shop", "orders", "list", "-o", "json"}, no_env);
+    EXPECT_OK(listed);
+    EXPECT_EQ(listed.lines().size(), 3u);
+
+    // set: one value, into its profile, the file replaced (a new inode), nothing left beside it
+    const auto before = inode();
+    auto set = e.run({"--profile", "shop", "config", "set", "rate_limit_points", "30"}, no_env);
+    EXPECT_OK(set);
+    EXPECT_NE(inode(), before);
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+    EXPECT_NE(slurp(file).find("api_key = " + e.store.api_key + "\nrate_limit_points = 30\n"), std::string::npos) << slurp(file);
+    EXPECT_OK(e.run({"--profile", "shop", "config", "set", "rate_limit_points", "40"}, no_env));
+    EXPECT_NE(slurp(file).find("\nrate_limit_points = 40\n"), std::string::npos) << slurp(file);
+    EXPECT_EQ(slurp(file).find("= 30"), std::string::npos) << slurp(file);
+    auto shown = e.run({"--profile", "shop", "config", "show"}, no_env);
+    EXPECT_NE(shown.out.find("rate_limit_points: 40    from " + file.string() + " [shop]"), std::string::npos) << shown.out;
+    EXPECT_OK(e.run({"config", "set", "rate_limit_store", "in-process"}, no_env));  // the default profile
+    EXPECT_NE(slurp(file).find("[default]\nbase_url = http://127.0.0.1:1/api/v1/external\nrate_limit_store = in-process\n"),
+              std::string::npos) << slurp(file);
+
+    // the key never from argv; settings and values checked
+    auto key = e.run({"config", "set", "api_key", "abc"}, no_env);
+    EXPECT_EQ(key.status, 2);
+    EXPECT_NE(key.err.find("never taken from the command line"), std::string::npos) << key.err;
+    EXPECT_EQ(e.run({"config", "set", "colour", "red"}, no_env).status, 2);
+    EXPECT_EQ(e.run({"config", "set", "rate_limit_window", "soon"}, no_env).status, 2);
+    EXPECT_EQ(slurp(file).find("abc"), std::string::npos);
+
+    // a file holding a key that every user can read is refused, until private again
+    fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+    auto open = e.run({"--profile", "shop", "orders", "list"}, no_env);
+    EXPECT_EQ(open.status, 2);
+    EXPECT_NE(open.err.find(file.string() + " holds an API key and every user of this host can read it (mode 0644)"),
+              std::string::npos) << open.err;
+    EXPECT_NE(open.err.find("chmod 600 " + file.string()), std::string::npos) << open.err;
+    EXPECT_OK(e.run({"--profile", "shop", "config", "set", "rate_limit_points", "40"}, no_env));  // rewritten private
+    EXPECT_EQ(mode(), fs::perms::owner_read | fs::perms::owner_write);
+    EXPECT_OK(e.run({"--profile", "shop", "orders", "list"}, no_env));
+
+    // init with the flags: only the key is read; or a key file, and nothing is read
+    const fs::path other = e.home.path / "other" / "config";
+    auto flags = e.run_with_input({"--config", other.string(), "--base-url", e.store.base_url, "--profile", "p", "config", "init"},
+                                  e.store.api_key + "\n", no_env);
+    EXPECT_OK(flags);
+    EXPECT_EQ(slurp(other), "[p]\nbase_url = " + e.store.base_url + "\napi_key = " + e.store.api_key + "\n");
+    const fs::path key_file = e.home.path / "key";
+    std::ofstream(key_file) << e.store.api_key << "\n";
+    auto by_file = e.run({"--config", other.string(), "--base-url", e.store.base_url, "--profile", "q", "--api-key-file",
+                          key_file.string(), "config", "init"}, no_env);
+    EXPECT_OK(by_file);
+    EXPECT_NE(slurp(other).find("[q]\nbase_url = " + e.store.base_url + "\napi_key_file = " + key_file.string() + "\n"),
+              std::string::npos) << slurp(other);
+    EXPECT_OK(e.run({"--config", other.string(), "--profile", "q", "orders", "list"}, no_env));
+    // stdin ends before the key: nothing written
+    auto short_input = e.run_with_input({"--config", other.string(), "--profile", "r", "config", "init"}, e.store.base_url + "\n", no_env);
+    EXPECT_EQ(short_input.status, 2);
+    EXPECT_EQ(slurp(other).find("[r]"), std::string::npos);
+}
+
+TEST(cli_config, init_does_not_echo_the_key_on_a_terminal)
+{
+    cli_env e;
+    int master = -1, slave = -1;
+    ASSERT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+    const pid_t pid = e.spawn({"--base-url", e.store.base_url, "--profile", "t", "config", "init"}, e.home.path / "out",
+                              e.home.path / "err", {{"DIGITAL_DELIVERY_API_KEY", ""}}, slave);
+    ::close(slave);
+    // the prompt, then the key typed (after the prompt: echo is off by then)
+    std::string screen;
+    std::array<char, 4096> chunk{};
+    while (screen.find("API key (not shown): ") == std::string::npos)
+    {
+        const ssize_t n = ::read(master, chunk.data(), chunk.size());
+        ASSERT_GT(n, 0) << screen;
+        screen.append(chunk.data(), static_cast<std::size_t>(n));
+    }
+    const std::string typed = e.store.api_key + "\n";
+    ASSERT_EQ(::write(master, typed.data(), typed.size()), static_cast<ssize_t>(typed.size()));
+    EXPECT_EQ(cli_env::wait(pid), 0) << screen;
+    for (ssize_t n; (n = ::read(master, chunk.data(), chunk.size())) > 0;)
+        screen.append(chunk.data(), static_cast<std::size_t>(n));
+    ::close(master);
+    EXPECT_EQ(screen.find(e.store.api_key), std::string::npos) << "the key echoed";
+    EXPECT_NE(slurp(e.home.path / "ddctl" / "config").find("[t]\nbase_url = " + e.store.base_url + "\napi_key = " + e.store.api_key),
+              std::string::npos);
+}
+
 // ---- help ------------------------------------------------------------------------------------
 
 TEST(cli_help, every_subcommand_has_help_with_an_example)
@@ -1074,7 +1183,7 @@ TEST(cli_help, every_subcommand_has_help_with_an_example)
         {"products", "update"}, {"products", "delete"}, {"products", "add-assets"}, {"products", "remove-assets"},
         {"products", "notify-buyers"}, {"orders", "list"},
         {"orders", "get"}, {"orders", "downloads"}, {"orders", "wait-downloads"}, {"orders", "attach"},
-        {"orders", "detach"}, {"orders", "notify"}, {"request"}, {"config", "show"}, {}};
+        {"orders", "detach"}, {"orders", "notify"}, {"request"}, {"config", "show"}, {"config", "set"}, {"config", "init"}, {}};
     auto version = e.run({"--version"});
     EXPECT_OK(version);
     EXPECT_EQ(version.out.rfind("ddctl " DIGITAL_DELIVERY_VERSION_STRING " (digital_delivery " DIGITAL_DELIVERY_VERSION_STRING, 0), 0u)

@@ -213,9 +213,22 @@ int main(int argc, char** argv)
     add_api_commands(app, sel);
     auto* config = add_command(app, "config", "The configuration ddctl would use", "ddctl --profile staging config show");
     config->require_subcommand(1);
-    bool show_config = false;
+    bool show_config = false, init_config = false;
+    std::vector<std::string> set_config;
     add_command(*config, "show", "Each setting, and where it came from (the key redacted)", "ddctl config show")
         ->callback([&] { show_config = true; });
+    auto* set = add_command(*config, "set",
+                            "Write one setting into the profile (--profile, else `default`) of the config file (mode "
+                            "0600, replaced atomically); the key only by `config init` or api_key_file",
+                            "ddctl --profile staging config set rate_limit_store redis://ci-redis.internal:6379");
+    set->add_option("name", set_config, "base_url, api_key_file, rate_limit_store, rate_limit_points or rate_limit_window")
+        ->required()
+        ->expected(2);
+    add_command(*config, "init",
+                "Write a profile: asks for the base URL and the profile, reads the key from stdin (not echoed on a "
+                "terminal) or takes --api-key-file",
+                "ddctl config init    # or: ddctl --base-url URL --profile shop config init < key.txt")
+        ->callback([&] { init_config = true; });
     std::vector<std::string> words;
     auto* completion = app.add_subcommand("__complete", "")->group("");  // hidden: for completion/ddctl.bash
     completion->add_option("words", words);
@@ -253,6 +266,18 @@ int main(int argc, char** argv)
         if (!g.jq.empty())
             filter.emplace(g.jq);
         g.table.headers = !g.no_headers;
+        if (!set_config.empty() || init_config)
+        {
+            if (init_config)
+                std::cerr << "ddctl: " << config_init(g.config) << '\n';
+            else
+            {
+                const auto [file, profile] = config_target(g.config);
+                write_settings(file, profile, {{set_config[0], set_config[1]}});
+                std::cerr << "ddctl: wrote " << set_config[0] << " to [" << profile << "] of " << file << '\n';
+            }
+            return exit_ok;
+        }
         const settings cfg = resolve_settings(g.config);
         if (show_config)
         {
