@@ -1209,9 +1209,68 @@ TEST(cli_help, every_subcommand_has_help_with_an_example)
     };
     EXPECT_EQ(complete("orders wa", 2), "wait-downloads\n");
     EXPECT_EQ(complete("orders list --created-at-m", 3), "--created-at-min --created-at-max\n");
+    EXPECT_EQ(complete("orders list --status pa", 4), "paid partially_paid partially_refunded\n");
+    EXPECT_EQ(complete("-o j", 2), "json\n");
     // its source: ddctl's own command tree
     auto words = e.run({"__complete", "orders"});
     EXPECT_NE(words.out.find("wait-downloads\n"), std::string::npos) << words.out;
     auto options = e.run({"__complete", "orders", "list"});
     EXPECT_NE(options.out.find("--created-at-min\n"), std::string::npos) << options.out;
+    // after an option that takes a value: its values when they are a set, else nothing (file names)
+    EXPECT_EQ(e.run({"__complete", "assets", "create", "--type"}).out, "internal\nexternal\nlicence\n");
+    EXPECT_EQ(e.run({"__complete", "assets", "upload", "--watermark-asset"}).out, "true\nfalse\n");
+    EXPECT_EQ(e.run({"__complete", "assets", "create", "--name"}).out, "");
+}
+
+/// Runs `script` in `shell` (-c) with ddctl's directory first on PATH; its stdout.
+std::string shell_output(const std::string& shell, const std::string& script)
+{
+    const std::string dir = fs::path(DDCTL_EXE).parent_path().string();
+    const std::string cmd = "PATH='" + dir + "':\"$PATH\" " + shell + " -c '" + script + "' 2>&1";
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    for (std::array<char, 4096> chunk{}; p;)
+    {
+        const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), p);
+        if (n == 0)
+            break;
+        out.append(chunk.data(), n);
+    }
+    if (p)
+        ::pclose(p);
+    return out;
+}
+
+TEST(cli_help, zsh_completes_commands_options_and_values)
+{
+    if (::access("/usr/bin/zsh", X_OK) != 0 && ::access("/bin/zsh", X_OK) != 0)
+        GTEST_SKIP() << "zsh is not installed";
+    // compsys itself needs an interactive shell: compadd and _files stand in,
+    // printing what the script offers
+    auto complete = [](const std::string& words, int current) {
+        return shell_output("zsh", "compdef() { :; }; compadd() { [[ $1 == -a ]] && print -l -- ${(P)2}; }; "
+                                   "_files() { print FILES; }; source " DDCTL_COMPLETION_DIR "/ddctl.zsh; "
+                                   "words=(ddctl " + words + "); CURRENT=" + std::to_string(current) + "; _ddctl");
+    };
+    // compadd filters by the prefix: the script offers every candidate
+    EXPECT_NE(complete("orders wa", 3).find("wait-downloads\n"), std::string::npos);
+    EXPECT_NE(complete("orders list --st", 4).find("--status\n"), std::string::npos);
+    const std::string values = complete("orders list --status pa", 5);
+    EXPECT_NE(values.find("paid\n"), std::string::npos) << values;
+    EXPECT_NE(values.find("partially_refunded\n"), std::string::npos) << values;
+    EXPECT_EQ(values.find("--"), std::string::npos) << values;  // values only
+    EXPECT_EQ(complete("assets upload --name x", 5), "FILES\n");  // a free value: file names
+}
+
+TEST(cli_help, fish_completes_commands_options_and_values)
+{
+    if (::access("/usr/bin/fish", X_OK) != 0 && ::access("/bin/fish", X_OK) != 0)
+        GTEST_SKIP() << "fish is not installed";
+    auto complete = [](const std::string& line) {
+        return shell_output("fish", "source " DDCTL_COMPLETION_DIR "/ddctl.fish; complete -C \"" + line + "\"");
+    };
+    EXPECT_EQ(complete("ddctl orders wa"), "wait-downloads\n");
+    EXPECT_NE(complete("ddctl orders list --created-at-m").find("--created-at-min\n"), std::string::npos);
+    EXPECT_EQ(complete("ddctl orders list --status partially_r"), "partially_refunded\n");
+    EXPECT_EQ(complete("ddctl -o j"), "json\n");
 }

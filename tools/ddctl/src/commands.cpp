@@ -268,8 +268,9 @@ void add_upload_commands(CLI::App& assets, selection& sel)
         app->add_option("file", a->file, "the file to upload")->required();
         upload_options_of(*app, *a);
         app->add_option("--name", a->name, "display name");
-        app->add_option("--watermark-asset", a->watermark, "PDF watermarking on delivery (true|false)")
-            ->check(CLI::IsMember({"true", "false"}));
+        completes_with(app->add_option("--watermark-asset", a->watermark, "PDF watermarking on delivery (true|false)")
+                           ->check(CLI::IsMember({"true", "false"})),
+                       {"true", "false"});
         app->callback([&sel, a]() {
             sel.run = [a](session& s) -> asio::awaitable<void> {
                 const std::string filename = filename_of(*a);

@@ -3,6 +3,7 @@
 #include "commands.hpp"
 #include "errors.hpp"
 #include "jq_filter.hpp"
+#include "payload.hpp"
 #include "settings.hpp"
 
 #include <digital_delivery.hpp>
@@ -115,8 +116,10 @@ private:
     std::shared_ptr<wait_notice> notice_;
 };
 
-/// `ddctl __complete WORDS...`: the subcommands and options that may follow
-/// WORDS (for the bash completion script).
+/// `ddctl __complete WORDS...`: what may follow WORDS (for the bash, zsh and
+/// fish completion scripts): after an option that takes a value, its values
+/// when they are a known set (nothing otherwise: the shell completes file
+/// names); else the subcommands and options.
 void complete(CLI::App& root, const std::vector<std::string>& words)
 {
     CLI::App* app = &root;
@@ -128,6 +131,16 @@ void complete(CLI::App& root, const std::vector<std::string>& words)
                 return nullptr;
             }())
             app = sub;
+    if (!words.empty() && words.back().starts_with("-") && words.back().find('=') == std::string::npos)
+        for (const CLI::App* a = app; a; a = a->get_parent())
+            for (const auto* o : a->get_options())
+                if (o->check_name(words.back()) && o->get_type_size() != 0)  // takes a value
+                {
+                    if (const auto* values = completion_values(o))
+                        for (const auto& v : *values)
+                            std::cout << v << '\n';
+                    return;
+                }
     for (auto* s : app->get_subcommands([](const CLI::App* a) { return !a->get_group().empty(); }))
         std::cout << s->get_name() << '\n';
     for (const CLI::App* a = app; a; a = a->get_parent())
@@ -195,8 +208,10 @@ int main(int argc, char** argv)
                    "in-process, or redis://[user:password@]host[:port][/db] (every host)");
     app.add_option("--rate-limit-points", g.config.rate_limit_points, "the key's budget in points (default 40)");
     app.add_option("--rate-limit-window", g.config.rate_limit_window, "seconds to refill the whole budget (default 60)");
-    app.add_option("-o,--output", g.output, "table (for people, default) or json (the API's JSON: one document, or one line per list item)")
-        ->check(CLI::IsMember({"table", "json"}));
+    completes_with(app.add_option("-o,--output", g.output,
+                                  "table (for people, default) or json (the API's JSON: one document, or one line per list item)")
+                       ->check(CLI::IsMember({"table", "json"})),
+                   {"table", "json"});
     app.add_option("--jq", g.jq, "a jq program run on each JSON document, or each item of a list (implies --output json); "
                                  "strings are printed as text, other values as JSON, one per line");
     app.add_option("--columns", g.table.columns, "the columns of a table, comma-separated (any field of the items)")
@@ -229,10 +244,13 @@ int main(int argc, char** argv)
                 "terminal) or takes --api-key-file",
                 "ddctl config init    # or: ddctl --base-url URL --profile shop config init < key.txt")
         ->callback([&] { init_config = true; });
-    std::vector<std::string> words;
-    auto* completion = app.add_subcommand("__complete", "")->group("");  // hidden: for completion/ddctl.bash
-    completion->add_option("words", words);
-    completion->allow_extras();
+    // `ddctl __complete WORDS...` (for the scripts of completion/): the words
+    // as typed, not parsed (they may end with an option missing its value)
+    if (argc > 1 && std::string_view(argv[1]) == "__complete")
+    {
+        complete(app, std::vector<std::string>(argv + 2, argv + argc));
+        return exit_ok;
+    }
 
     try
     {
@@ -249,13 +267,6 @@ int main(int argc, char** argv)
         return r == 0 ? exit_ok : exit_usage;
     }
     const bool json_errors = g.output == "json";
-    if (completion->parsed())
-    {
-        auto extra = completion->remaining();
-        words.insert(words.end(), extra.begin(), extra.end());
-        complete(app, words);
-        return exit_ok;
-    }
 
     asio::io_context ioc;
     int code = exit_ok;

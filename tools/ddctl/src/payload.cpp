@@ -20,6 +20,28 @@ std::string option_name(std::string_view member)
     return r;
 }
 
+namespace {
+
+std::map<const CLI::Option*, std::vector<std::string>>& completions()
+{
+    static std::map<const CLI::Option*, std::vector<std::string>> values;
+    return values;
+}
+
+}  // namespace
+
+CLI::Option* completes_with(CLI::Option* option, std::vector<std::string> values)
+{
+    completions()[option] = std::move(values);
+    return option;
+}
+
+const std::vector<std::string>* completion_values(const CLI::Option* option)
+{
+    const auto it = completions().find(option);
+    return it == completions().end() ? nullptr : &it->second;
+}
+
 void bad_value(std::string_view member, const std::string& value, std::string_view expected)
 {
     throw cli_error(exit_usage, "invalid value for " + option_name(member) + ": `" + value + "` (expected " +

@@ -78,6 +78,11 @@ void merge_data(payload_values& v, const std::vector<std::string>& known_lists, 
 /// "byte_size" -> "--byte-size".
 std::string option_name(std::string_view member);
 
+/// The values shell completion offers after `option` (an enumeration's names,
+/// true|false): set where the option is made, read by `ddctl __complete`.
+CLI::Option* completes_with(CLI::Option* option, std::vector<std::string> values);
+const std::vector<std::string>* completion_values(const CLI::Option* option);
+
 [[noreturn]] void bad_value(std::string_view member, const std::string& value, std::string_view expected);
 
 namespace detail {
@@ -99,14 +104,19 @@ template <class T>
 constexpr bool is_id_list = std::is_same_v<typename optional_of<T>::type, dd::id_list>;
 
 template <class E>
+std::vector<std::string> enum_values()
+{
+    std::vector<std::string> r;
+    boost::mp11::mp_for_each<boost::describe::describe_enumerators<E>>([&](auto d) { r.emplace_back(d.name); });
+    return r;
+}
+
+template <class E>
 std::string enum_names()
 {
     std::string r;
-    boost::mp11::mp_for_each<boost::describe::describe_enumerators<E>>([&](auto d) {
-        if (!r.empty())
-            r += '|';
-        r += d.name;
-    });
+    for (const auto& n : enum_values<E>())
+        r += (r.empty() ? "" : "|") + n;
     return r;
 }
 
@@ -197,8 +207,14 @@ void add_payload_options(CLI::App& app, payload_values& v, std::vector<std::stri
                    option_name(name), [&v, name](const std::vector<std::string>& ids) { v.lists[name] = ids; }, help)
                 ->delimiter(',');
         else
-            app.add_option_function<std::string>(
+        {
+            auto* o = app.add_option_function<std::string>(
                 option_name(name), [&v, name](const std::string& s) { v.text[name] = s; }, help);
+            if constexpr (std::is_same_v<U, bool>)
+                completes_with(o, {"true", "false"});
+            else if constexpr (std::is_enum_v<U>)
+                completes_with(o, detail::enum_values<U>());
+        }
     });
     app.add_option("--data", v.data, "the whole payload as a JSON object, or @FILE to read it from a file, @- from stdin "
                                      "(options given as well win over its fields)");
