@@ -399,6 +399,18 @@ struct cli_env
 
 std::string id_of(const json::value& v) { return std::string(v.at("id").as_string()); }
 
+/// Everything a terminal shows, read until it is drained: with every end of
+/// the slave closed, read() returns what is left in chunks (the echo and the
+/// prompt may come apart), then fails with EIO. Closes `master`.
+std::string drain_terminal(int master, std::string screen = {})
+{
+    std::array<char, 4096> chunk{};
+    for (ssize_t n; (n = ::read(master, chunk.data(), chunk.size())) > 0;)
+        screen.append(chunk.data(), static_cast<std::size_t>(n));
+    ::close(master);
+    return screen;
+}
+
 #define EXPECT_OK(r) EXPECT_EQ((r).status, 0) << (r).err
 
 }  // namespace
@@ -704,19 +716,24 @@ TEST(cli_orders, notify_asks_on_a_terminal)
         const pid_t pid = e.spawn({"orders", "notify", order}, e.home.path / "out", e.home.path / "err", {}, slave);
         ::close(slave);
         const int st = cli_env::wait(pid);
-        // Everything the terminal shows, read until it is drained: with every
-        // end of the slave closed, read() returns what is left in chunks (the
-        // echo and the prompt may come apart), then fails with EIO.
-        std::string screen;
-        std::array<char, 4096> chunk{};
-        for (ssize_t n; (n = ::read(master, chunk.data(), chunk.size())) > 0;)
-            screen.append(chunk.data(), static_cast<std::size_t>(n));
-        ::close(master);
+        const std::string screen = drain_terminal(master);
         EXPECT_EQ(st, status) << screen;
         EXPECT_NE(screen.find("emails the customer of order " + order + ". Send it? [y/N]"), std::string::npos) << screen;
         EXPECT_EQ(screen.find(e.store.api_key), std::string::npos);
         EXPECT_EQ(e.control("GET", "/sandbox/outbox").at("emails").as_array().size(), emails);
     }
+    // a deletion asks the same way: "n" keeps the asset
+    const std::string asset = id_of(e.api("POST", "/assets", R"({"asset": {"type": "licence", "name": "k"}})").at("asset"));
+    int master = -1, slave = -1;
+    ASSERT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+    ASSERT_EQ(::write(master, "n\n", 2), 2);
+    const pid_t pid = e.spawn({"assets", "delete", asset}, e.home.path / "out", e.home.path / "err", {}, slave);
+    ::close(slave);
+    const int st = cli_env::wait(pid);
+    const std::string screen = drain_terminal(master);
+    EXPECT_EQ(st, 1) << screen;
+    EXPECT_NE(screen.find("deletes asset " + asset + ". Send it? [y/N]"), std::string::npos) << screen;
+    EXPECT_EQ(e.api("GET", "/assets").at("pagination").at("total_count"), 1);
 }
 
 // ---- raw requests ----------------------------------------------------------------------------
@@ -1164,9 +1181,7 @@ TEST(cli_config, init_does_not_echo_the_key_on_a_terminal)
     const std::string typed = e.store.api_key + "\n";
     ASSERT_EQ(::write(master, typed.data(), typed.size()), static_cast<ssize_t>(typed.size()));
     EXPECT_EQ(cli_env::wait(pid), 0) << screen;
-    for (ssize_t n; (n = ::read(master, chunk.data(), chunk.size())) > 0;)
-        screen.append(chunk.data(), static_cast<std::size_t>(n));
-    ::close(master);
+    screen = drain_terminal(master, screen);
     EXPECT_EQ(screen.find(e.store.api_key), std::string::npos) << "the key echoed";
     EXPECT_NE(slurp(e.home.path / "ddctl" / "config").find("[t]\nbase_url = " + e.store.base_url + "\napi_key = " + e.store.api_key),
               std::string::npos);

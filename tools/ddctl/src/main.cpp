@@ -280,7 +280,10 @@ int main(int argc, char** argv)
         if (!set_config.empty() || init_config)
         {
             if (init_config)
-                std::cerr << "ddctl: " << config_init(g.config) << '\n';
+            {
+                const std::string done = config_init(g.config);  // before "ddctl: ": it may ask first
+                std::cerr << "ddctl: " << done << '\n';
+            }
             else
             {
                 const auto [file, profile] = config_target(g.config);

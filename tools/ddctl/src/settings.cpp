@@ -340,21 +340,23 @@ std::string config_init(const config_flags& flags)
     auto [file, profile] = config_target(flags);
     const bool terminal = ::isatty(0);
     auto ask = [&](const std::string& question, bool secret) {
+        // echo off before the prompt (what is typed after it is not shown),
+        // without discarding what was typed ahead
         termios saved{};
         const bool hide = terminal && secret && ::tcgetattr(0, &saved) == 0;
-        if (terminal)
-            std::cerr << question << std::flush;
         if (hide)
         {
             termios quiet = saved;
             quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
-            ::tcsetattr(0, TCSAFLUSH, &quiet);
+            ::tcsetattr(0, TCSANOW, &quiet);
         }
+        if (terminal)
+            std::cerr << question << std::flush;
         std::string answer;
         const bool got = static_cast<bool>(std::getline(std::cin, answer));
         if (hide)
         {
-            ::tcsetattr(0, TCSAFLUSH, &saved);
+            ::tcsetattr(0, TCSANOW, &saved);
             std::cerr << '\n';
         }
         if (!got)
