@@ -9,6 +9,7 @@ pkgs=(
   clang-16 libclang-rt-16-dev
   nginx-light libcurl4-openssl-dev curl libbenchmark-dev liburing-dev
   tinyproxy redis-server libcli11-dev libjq-dev zsh fish
+  doxygen
 )
 missing=()
 for p in "${pkgs[@]}"; do
