@@ -7,7 +7,8 @@
 
 /// \file
 /// What accompanies an error_code: the server's own words and the request
-/// that failed. Never contains the API key or a presigned URL's query string.
+/// (the failing one, when there is a failure). Never contains the API key or
+/// a presigned URL's query string.
 
 #include <digital_delivery/detail/config.hpp>
 
@@ -42,8 +43,9 @@ struct diagnostics
     /// Retry-After of a 429, when present.
     std::optional<std::chrono::milliseconds> retry_after{};
 
-    /// The failing request: "GET", its host (and port, when the URL gives one;
-    /// never user info) and its path without query string.
+    /// The request (the failing one, when there is a failure; written at the
+    /// start of every request, success included): "GET", its host (and port,
+    /// when the URL gives one; never user info) and its path without query string.
     std::string method{};
     std::string host{};  ///< The request's host[:port].
     std::string path{};  ///< The request's path, without query string.

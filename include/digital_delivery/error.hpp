@@ -146,8 +146,9 @@ constexpr bool is_cassette_failure(client_errc e) noexcept
 }
 }  // namespace detail
 
-/// True when retrying the same request later may succeed (429, 5xx, timeouts,
-/// connection failures). Whether a retry is *safe* also depends on the
+/// True when retrying the same request later may succeed (429, 5xx, the
+/// transport's timeouts, connection failures; not deadline_exceeded nor
+/// upload_stalled). Whether a retry is *safe* also depends on the
 /// endpoint's idempotency; see docs/rate-limiting.md.
 /// \param ec An error code.
 /// \return True exactly for: client_errc::resolve_timeout, connect_timeout,
@@ -158,9 +159,10 @@ constexpr bool is_cassette_failure(client_errc e) noexcept
 /// host_unreachable, network_reset, network_down.
 DIGITAL_DELIVERY_DECL bool is_transient(const error_code& ec) noexcept;
 
-/// True when the failure certainly happened before any byte of the request
-/// reached the server (resolve, connect, TLS handshake, caller input). Such a
-/// request may be resent even when it is not idempotent.
+/// True when the server certainly did not process the request: it never
+/// reached the server (resolve, connect, TLS handshake, proxy, caller input),
+/// or the API refused it unprocessed (a 429). Such a request may be resent
+/// even when it is not idempotent.
 /// \param ec An error code.
 /// \return True exactly for: client_errc::invalid_argument through
 /// invalid_url (caller input), insecure_upload_url, resolve_timeout,

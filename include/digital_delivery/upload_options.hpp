@@ -90,7 +90,9 @@ struct upload_options
     /// created twice.
     unsigned max_attempts = 3;
 
-    /// Wait before the first retry, doubled for each further one (default: 500 ms).
+    /// Ceiling of the wait before the first retry, doubled for each further one
+    /// up to 30 s; each wait is drawn uniformly below its ceiling (full jitter)
+    /// (default: 500 ms).
     std::chrono::milliseconds retry_backoff{500};
 
     /// A URL that expires within this margin before a PUT (re)starts is
