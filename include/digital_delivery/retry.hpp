@@ -15,8 +15,9 @@
 ///  - 429 (api_errc::rate_limited) and failures that provably happened before
 ///    the request was sent (is_request_not_sent() and is_transient()) are
 ///    retried for every method: the server did not process the request;
-///  - 5xx, 408, timeouts and connection failures after sending (a stale pooled
-///    connection, a reset) are retried only when the endpoint is idempotent;
+///  - 5xx (but 501 and 505, final), 408, timeouts and connection failures
+///    after sending (a stale pooled connection, a reset) are retried only when
+///    the endpoint is idempotent;
 ///  - anything else (4xx, decoding errors, caller input) is final.
 /// Delay: exponential backoff with full jitter, u * min(max_backoff,
 /// initial_backoff * multiplier^(attempt-1)) with u uniform in [0,1); for a

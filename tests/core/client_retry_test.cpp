@@ -178,6 +178,28 @@ TEST_F(retry_test, a_write_that_was_never_sent_is_retried)
     EXPECT_EQ(fake->requests().size(), 2u);
 }
 
+// A GET is idempotent, and still a 501 or a 505 is sent once: the server
+// says it will never serve it.
+TEST_F(retry_test, not_implemented_and_version_not_supported_are_not_retried)
+{
+    auto c = make_client();
+    for (unsigned status : {501u, 505u})
+    {
+        SCOPED_TRACE(status);
+        const auto before = fake->requests().size();
+        fake->expect_any().respond(status, R"({"error":"no"})");
+        fake->expect_any().respond(200, ok_order());  // what a retry would get
+        auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
+        EXPECT_EQ(ec, dd::api_errc::server_error);
+        EXPECT_EQ(diag.http_status, status);
+        EXPECT_EQ(diag.attempts, 1u);
+        EXPECT_EQ(fake->requests().size(), before + 1);
+        // The next request takes the unused answer.
+        auto [ec2, o2] = run([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
+        EXPECT_FALSE(ec2) << diag.to_string();
+    }
+}
+
 TEST_F(retry_test, attempts_are_bounded_and_reported)
 {
     auto c = make_client({}, {.max_attempts = 3, .initial_backoff = 1ms, .max_backoff = 2ms});

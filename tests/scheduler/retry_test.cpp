@@ -57,6 +57,28 @@ TEST(retry_classify, rules)
     EXPECT_EQ(classify_failure(boost::asio::error::operation_aborted, 0), retry_class::never);
 }
 
+// 501 and 505 say the server will never serve the request: retrying cannot
+// help, whatever the method (the other 5xx are retried when idempotent).
+TEST(retry_classify, not_implemented_and_version_not_supported_are_final)
+{
+    using detail::classify_failure;
+    using detail::retry_class;
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::server_error), 501), retry_class::never);
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::server_error), 505), retry_class::never);
+    EXPECT_EQ(classify_failure(error_code(), 501), retry_class::never);
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::server_error), 500), retry_class::if_idempotent);
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::server_error), 504), retry_class::if_idempotent);
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::server_error), 599), retry_class::if_idempotent);
+    for (unsigned status : {501u, 505u})
+    {
+        auto rs = make();
+        auto d = rs.on_failure(failure_status(status), true, t0);
+        EXPECT_FALSE(d.retry) << status;
+        EXPECT_EQ(d.reason, retry_reason::not_retryable) << status;
+        EXPECT_EQ(d.final_error, make_error_code(api_errc::server_error)) << status;
+    }
+}
+
 TEST(retry_state, get_is_retried_on_5xx_and_timeouts)
 {
     auto rs = make();
