@@ -305,3 +305,31 @@ TEST(request_core, a_failed_acquire_completes_with_the_limiters_error)
     EXPECT_EQ(a.ec, dd::client_errc::rate_limit_wait_exceeds_deadline);
     EXPECT_EQ(a.limiter, limiter_step::none) << "nothing granted, nothing to give back";
 }
+
+// Without a deadline, the wait for points after a 429 is bounded by what is
+// left of max_rate_limited_wait: a limiter that cannot grant in time ends the
+// request with rate_limited_too_long.
+TEST(request_core, the_wait_for_points_after_a_429_is_bounded_by_max_rate_limited_wait)
+{
+    setup_builder b;
+    b.retry.max_rate_limited_wait = 100s;
+    auto core = b.make();
+    core.started(t0);
+    EXPECT_FALSE(core.acquire_deadline()) << "no bound before a 429";
+    core.granted(ok, t0);
+    auto refused = status(429);
+    refused.retry_after = 30s;
+    auto a = core.responded(ok, make_error_code(dd::api_errc::rate_limited), refused, t0);
+    ASSERT_EQ(a.what, kind::wait);
+    EXPECT_EQ(a.duration, 30s);
+    a = core.timer_fired(ok, t0 + 30s);
+    ASSERT_EQ(a.what, kind::acquire);
+    EXPECT_EQ(core.acquire_deadline(), t0 + 100s);
+    a = core.granted(make_error_code(dd::client_errc::rate_limit_wait_exceeds_deadline), t0 + 30s);
+    EXPECT_EQ(a.what, kind::complete);
+    EXPECT_EQ(a.ec, dd::client_errc::rate_limited_too_long);
+    dd::diagnostics d;
+    core.record(d);
+    EXPECT_EQ(d.attempts, 1u);
+    EXPECT_NE(d.client_message.find("refused with 429 1 time, waited 30000 ms"), std::string::npos) << d.client_message;
+}

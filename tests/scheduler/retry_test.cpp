@@ -324,3 +324,72 @@ TEST(retry_state, status_only_failures_get_a_matching_final_error)
     auto rs3 = make();
     EXPECT_TRUE(rs3.on_failure({{}, 429, std::nullopt}, false, t0).retry);
 }
+
+// A 429 is the server's limit speaking, not a failure: it spends neither an
+// attempt nor the retry budget, whatever the method.
+TEST(retry_state, a_429_spends_neither_attempts_nor_budget)
+{
+    retry_params p;
+    p.max_attempts = 2;
+    p.budget_capacity = 1;
+    p.budget_ratio = 0;
+    p.budget_min_per_minute = 0;
+    auto budget = std::make_shared<retry_budget>(p, t0);
+    retry_state rs(p, budget, t0, std::nullopt, [] { return 0.5; });
+    clk::time_point now = t0;
+    for (int i = 0; i < 20; ++i)
+    {
+        rs.on_attempt_start(now);
+        attempt_failure f = failure_status(429, api_errc::rate_limited);
+        f.retry_after = 2s;
+        auto d = rs.on_failure(f, false, now);
+        ASSERT_TRUE(d.retry) << i;
+        EXPECT_EQ(d.delay, 2s);
+        now += d.delay;
+    }
+    EXPECT_EQ(rs.stats().refusals, 20);
+    EXPECT_EQ(rs.stats().rate_limited_wait, 38s) << "from each 429 to the next sending";
+    EXPECT_DOUBLE_EQ(budget->balance(now), 1.0) << "a 429 spent the budget";
+    // Attempts and budget are still whole for a failure of another kind.
+    rs.on_attempt_start(now);
+    EXPECT_TRUE(rs.on_failure(failure_status(503), true, now).retry);
+    rs.on_attempt_start(now);
+    auto d = rs.on_failure(failure_status(503), true, now);
+    EXPECT_FALSE(d.retry);
+    EXPECT_EQ(d.reason, retry_reason::attempts_exhausted);
+}
+
+// The bounds of a 429: the deadline (rate_limit_wait_exceeds_deadline), or
+// without one max_rate_limited_wait (rate_limited_too_long); zero: no bound.
+TEST(retry_state, a_429_ends_at_the_deadline_or_max_rate_limited_wait)
+{
+    attempt_failure f = failure_status(429, api_errc::rate_limited);
+    f.retry_after = 60s;
+    auto with_deadline = make({}, nullptr, t0 + 90s);
+    EXPECT_TRUE(with_deadline.on_failure(f, false, t0).retry);
+    with_deadline.on_attempt_start(t0 + 60s);
+    auto d = with_deadline.on_failure(f, false, t0 + 60s);
+    EXPECT_FALSE(d.retry);
+    EXPECT_EQ(d.reason, retry_reason::deadline);
+    EXPECT_EQ(d.final_error, make_error_code(client_errc::rate_limit_wait_exceeds_deadline));
+
+    retry_params p;
+    p.max_rate_limited_wait = 100s;
+    auto capped = make(p);
+    EXPECT_TRUE(capped.on_failure(f, false, t0).retry);
+    EXPECT_EQ(capped.rate_limited_until(), t0 + 100s) << "the bound of the wait for points";
+    capped.on_attempt_start(t0 + 60s);
+    d = capped.on_failure(f, false, t0 + 60s);  // 60 s waited, 60 more would pass 100 s
+    EXPECT_FALSE(d.retry);
+    EXPECT_EQ(d.reason, retry_reason::rate_limited_too_long);
+    EXPECT_EQ(d.final_error, make_error_code(client_errc::rate_limited_too_long));
+
+    p.max_rate_limited_wait = 0ms;
+    auto unbounded = make(p);
+    for (int i = 0; i < 100; ++i)
+    {
+        ASSERT_TRUE(unbounded.on_failure(f, false, t0 + i * 60s).retry);
+        unbounded.on_attempt_start(t0 + (i + 1) * 60s);
+    }
+    EXPECT_FALSE(unbounded.rate_limited_until());
+}

@@ -156,10 +156,13 @@ DIGITAL_DELIVERY_DECL retry_decision retry_state::on_refused(const attempt_failu
     using std::chrono::milliseconds;
     ++stats_.refusals;
     retry_decision d;
+    // The server's Retry-After when it gave one (the limiter then holds
+    // every request of the key until it ends, and lets one go first: no
+    // backoff on top); else the backoff schedule, counted in 429s.
     const milliseconds delay = detail::retry_delay(
         stats_.refusals,
         {params_.initial_backoff, params_.max_backoff, params_.backoff_multiplier},
-        jitter_(),
+        f.retry_after ? 0.0 : jitter_(),
         f.retry_after,
         params_.max_retry_after
     );
