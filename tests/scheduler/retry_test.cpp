@@ -393,3 +393,16 @@ TEST(retry_state, a_429_ends_at_the_deadline_or_max_rate_limited_wait)
     }
     EXPECT_FALSE(unbounded.rate_limited_until());
 }
+
+// A bound too far for the clock is no bound (no overflow).
+TEST(retry_state, a_max_rate_limited_wait_past_the_clock_is_no_bound)
+{
+    retry_params p;
+    p.max_rate_limited_wait = std::chrono::milliseconds::max();
+    p.max_retry_after = std::chrono::milliseconds::max();
+    auto rs = make(p);
+    attempt_failure f = failure_status(429, api_errc::rate_limited);
+    f.retry_after = 24h * 365;
+    EXPECT_TRUE(rs.on_failure(f, false, t0).retry);
+    EXPECT_FALSE(rs.rate_limited_until());
+}

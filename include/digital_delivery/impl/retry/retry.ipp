@@ -169,8 +169,8 @@ DIGITAL_DELIVERY_DECL retry_decision retry_state::on_refused(const attempt_failu
     retry_reason r = retry_reason::retry;
     if (deadline_ && now + delay + last_attempt_ >= *deadline_)
         r = retry_reason::deadline;
-    else if (!deadline_ && params_.max_rate_limited_wait.count() > 0 &&
-             stats_.rate_limited_wait + delay > params_.max_rate_limited_wait)
+    else if (const auto cap = params_.max_rate_limited_wait;
+             !deadline_ && cap.count() > 0 && delay > cap - std::min(stats_.rate_limited_wait, cap))
         r = retry_reason::rate_limited_too_long;
     stats_.last_reason = r;
     if (r != retry_reason::retry)

@@ -12,7 +12,9 @@
 #include <digital_delivery/retry.hpp>
 #include <digital_delivery/detail/clock.hpp>
 #include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/detail/saturating_time.hpp>
 #include <digital_delivery/error.hpp>
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -132,12 +134,14 @@ public:
 
     /// Without a deadline, after a 429: when the time waited for the server's
     /// rate limit reaches max_rate_limited_wait (the bound of the wait for
-    /// points before the next sending); else nullopt.
+    /// points before the next sending); else nullopt (also for a bound past
+    /// the clock's range).
     std::optional<clock::time_point> rate_limited_until() const noexcept
     {
-        if (deadline_ || !refused_at_ || params_.max_rate_limited_wait.count() <= 0)
+        const auto cap = params_.max_rate_limited_wait;
+        if (deadline_ || !refused_at_ || cap.count() <= 0)
             return std::nullopt;
-        return *refused_at_ + (params_.max_rate_limited_wait - stats_.rate_limited_wait);
+        return checked_add(*refused_at_, cap - std::min(stats_.rate_limited_wait, cap));
     }
 
     /// The request, refused with 429 and waiting for the next sending, gives
