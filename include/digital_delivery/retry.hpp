@@ -22,10 +22,11 @@
 ///    the endpoint is idempotent;
 ///  - anything else (4xx, decoding errors, caller input) is final.
 /// Delay: exponential backoff with full jitter, u * min(max_backoff,
-/// initial_backoff * multiplier^(attempt-1)) with u uniform in [0,1); for a
-/// 429 at least Retry-After (capped by max_retry_after). A retry is never
+/// initial_backoff * multiplier^(attempt-1)) with u uniform in [0,1); a 429
+/// with Retry-After waits exactly that (capped by max_retry_after). A retry is never
 /// scheduled when its delay plus the duration of the last attempt would end
-/// after the deadline. Each retry also spends one unit of a per-client budget.
+/// after the deadline. Each retry also spends one unit of a per-client budget
+/// (a 429's excepted).
 
 #include <digital_delivery/detail/clock.hpp>
 #include <digital_delivery/detail/config.hpp>
