@@ -19,8 +19,12 @@
 //   typical_flow [--write] [--order ORDER_ID] [--notify-customer] [--as-real-service]
 //                [--record CASSETTE | --replay CASSETTE] [FILE]
 //
-// It says first which mode it runs in. Against the sandbox (it answers
-// /sandbox/health) it runs every step. Against a real service it only reads
+// It says first which mode it runs in. Against the sandbox it runs every
+// step: the sandbox is recognised by what only it says, its GET /sandbox/health
+// answering 200 with `Server: digital-delivery-sandbox` AND a JSON body whose
+// "service" is "digital-delivery-sandbox" (a health route of another service,
+// or a proxy's catch-all route answering 200 to any path, says neither). When
+// unsure it runs as against a real service, which it only reads
 // (the first page of assets, digital products and orders; ORDER_ID's
 // downloads), unless told otherwise:
 //   --write            run steps 1-3 and, with --order, 5 and 7-8 on ORDER_ID
@@ -58,6 +62,7 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <string_view>
 
 namespace asio = boost::asio;
 namespace dd = digital_delivery;
@@ -112,6 +117,21 @@ dd::http_request sandbox_request(const dd::client& client, dd::http_method m, st
     req.body = std::move(body);
     req.timeout = 10s;
     return req;
+}
+
+// Whether an answer to GET /sandbox/health comes from the sandbox: both its
+// Server header and its body name it. Anything else (another status, a body
+// that is not JSON or names no service, a Server of another name) is not.
+bool answers_as_the_sandbox(const dd::http_response& r)
+{
+    constexpr std::string_view name = "digital-delivery-sandbox";
+    if (r.status != 200 || r.headers.find("Server").value_or("") != name)
+        return false;
+    boost::system::error_code ec;
+    const auto body = boost::json::parse(r.body, ec);
+    const auto* o = ec ? nullptr : body.if_object();
+    const auto* service = o ? o->if_contains("service") : nullptr;
+    return service && service->is_string() && service->get_string() == name;
 }
 
 std::string or_dash(const std::optional<std::string>& s) { return s ? *s : "-"; }
@@ -176,10 +196,14 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
 {
     dd::diagnostics diag;
 
-    // Which service is this? Only the sandbox answers /sandbox/health.
+    // Which service is this? Only the sandbox names itself on /sandbox/health
+    // (asked without the API key: it needs none, another service gets none).
     auto health_req = sandbox_request(client, dd::http_method::get, "/sandbox/health");
+    health_req.headers.erase("X-Auth-Token");
     auto [hec, health] = co_await dd::async_transport_send(transport, std::move(health_req), asio::as_tuple(asio::use_awaitable));
-    const bool sandbox = !hec && health.status == 200 && !opts.as_real_service;
+    const bool sandbox = !hec && answers_as_the_sandbox(health) && !opts.as_real_service;
+    if (!hec && health.status == 200 && !answers_as_the_sandbox(health))
+        std::printf("note: /sandbox/health answered 200, but not as the sandbox: treated as a real service\n");
     if (!sandbox && !opts.write)
     {
         std::printf("mode: real service, read-only (--write to create assets and a digital product)\n");

@@ -14,6 +14,11 @@
 /// <digital_delivery/raw_request.hpp> (the escape hatch, whose result is a
 /// Boost.JSON DOM: the typed API decodes without one).
 
+/// \namespace digital_delivery
+/// The library: the client, the request functions, models, errors, the
+/// transports, rate limiting, uploads, workflows and observers. Names in
+/// `digital_delivery::detail` are not part of the API.
+
 #include <digital_delivery/asset.hpp>
 #include <digital_delivery/asset_edits.hpp>
 #include <digital_delivery/client.hpp>

@@ -8,6 +8,11 @@
 /// \file
 /// Assets: deliverable files and licence keys, their upload handle, and the
 /// bodies and queries of the asset endpoints.
+///
+/// Response models decode tolerantly: a missing or null `std::optional` member
+/// is empty, an `id`, nested models and arrays are required, and every other
+/// member missing or null keeps its empty value (docs/architecture.md,
+/// "Decoding"). Request models send only the optional members that are set.
 
 #include <digital_delivery/detail/config.hpp>
 #include <digital_delivery/error.hpp>
@@ -32,6 +37,7 @@ namespace digital_delivery {
 /// The largest byte_size the API accepts: 2 GB = 2147483648 bytes (inclusive).
 inline constexpr std::int64_t max_asset_byte_size = 2147483648;
 
+/// The kind of an asset.
 enum class asset_type
 {
     internal,  ///< File stored by the service; creation returns an upload handle.
@@ -44,17 +50,17 @@ BOOST_DESCRIBE_ENUM(asset_type, internal, external, licence)
 /// An asset as GET/POST/PATCH /assets return it.
 struct asset
 {
-    std::string id{};
-    open_enum<asset_type> type{};
-    std::optional<std::string> name{};
+    std::string id{};                   ///< UUID. Required.
+    open_enum<asset_type> type{};       ///< internal, external or licence.
+    std::optional<std::string> name{};  ///< Display name.
     std::optional<std::string> filename{};      ///< "Licence Key" for licence assets.
     std::optional<std::string> external_url{};  ///< Set for external assets.
     std::optional<std::string> content_type{};  ///< "licence/key" for licence assets.
     std::int64_t byte_size{};                 ///< 0 for external and licence assets.
-    bool watermark_asset{};
-    bool autogenerate_licence_key{};
-    timestamp created_at{};
-    timestamp updated_at{};
+    bool watermark_asset{};           ///< PDF watermarking on delivery (store-level watermarking must be on too).
+    bool autogenerate_licence_key{};  ///< Licence assets: a unique key is generated for each purchase.
+    timestamp created_at{};           ///< When the asset was created.
+    timestamp updated_at{};           ///< When the asset last changed.
 };
 BOOST_DESCRIBE_STRUCT(
     asset,
@@ -65,36 +71,36 @@ BOOST_DESCRIBE_STRUCT(
 /// An asset inside a digital product.
 struct asset_summary
 {
-    std::string id{};
-    open_enum<asset_type> type{};
-    std::optional<std::string> name{};
-    std::optional<std::string> filename{};
-    std::optional<std::string> external_url{};
-    std::optional<std::string> content_type{};
-    std::int64_t byte_size{};
-    timestamp created_at{};
+    std::string id{};                           ///< UUID. Required.
+    open_enum<asset_type> type{};               ///< internal, external or licence.
+    std::optional<std::string> name{};          ///< Display name.
+    std::optional<std::string> filename{};      ///< "Licence Key" for licence assets.
+    std::optional<std::string> external_url{};  ///< Set for external assets.
+    std::optional<std::string> content_type{};  ///< MIME type; "licence/key" for licence assets.
+    std::int64_t byte_size{};                   ///< 0 for external and licence assets.
+    timestamp created_at{};                     ///< When the asset was created.
 };
 BOOST_DESCRIBE_STRUCT(asset_summary, (), (id, type, name, filename, external_url, content_type, byte_size, created_at))
 
 /// An asset in the attach_assets / detach_assets responses.
 struct attached_asset
 {
-    std::string id{};
-    open_enum<asset_type> type{};
-    std::optional<std::string> name{};
-    std::optional<std::string> filename{};
-    std::optional<std::string> content_type{};
-    std::int64_t byte_size{};
+    std::string id{};                           ///< UUID. Required.
+    open_enum<asset_type> type{};               ///< internal, external or licence.
+    std::optional<std::string> name{};          ///< Display name.
+    std::optional<std::string> filename{};      ///< "Licence Key" for licence assets.
+    std::optional<std::string> content_type{};  ///< MIME type; "licence/key" for licence assets.
+    std::int64_t byte_size{};                   ///< 0 for external and licence assets.
 };
 BOOST_DESCRIBE_STRUCT(attached_asset, (), (id, type, name, filename, content_type, byte_size))
 
 /// Where and how to PUT the body of an internal asset (valid one hour).
 struct upload_handle
 {
-    std::string method{};    ///< Always "PUT".
-    std::string url{};       ///< Presigned storage URL; send it byte-exact.
+    std::string method{};    ///< Always "PUT". Required.
+    std::string url{};       ///< Presigned storage URL; send it byte-exact. Required.
     http_headers headers{};  ///< Content-Type and Content-Disposition: send exactly these.
-    timestamp expires_at{};
+    timestamp expires_at{};  ///< When the URL expires. Required.
 };
 BOOST_DESCRIBE_STRUCT(upload_handle, (), (method, url, headers, expires_at))
 
@@ -112,14 +118,14 @@ BOOST_DESCRIBE_STRUCT(upload_handle, (), (method, url, headers, expires_at))
 ///  - licence: name and autogenerate_licence_key are the useful ones.
 struct new_asset
 {
-    asset_type type{asset_type::internal};
-    std::optional<string_ref> filename{};
-    std::optional<std::int64_t> byte_size{};
-    std::optional<string_ref> content_type{};
-    std::optional<string_ref> external_url{};
-    std::optional<string_ref> name{};
-    std::optional<bool> watermark_asset{};
-    std::optional<bool> autogenerate_licence_key{};
+    asset_type type{asset_type::internal};      ///< Default: internal.
+    std::optional<string_ref> filename{};       ///< Internal: required; the suggested name on download.
+    std::optional<std::int64_t> byte_size{};    ///< Internal: required, 1 .. 2147483648.
+    std::optional<string_ref> content_type{};   ///< Internal only (server default application/octet-stream).
+    std::optional<string_ref> external_url{};   ///< External: required, not blank.
+    std::optional<string_ref> name{};           ///< Display name.
+    std::optional<bool> watermark_asset{};      ///< PDF watermarking on delivery (server default false).
+    std::optional<bool> autogenerate_licence_key{};  ///< Licence only (server default false).
 };
 BOOST_DESCRIBE_STRUCT(
     new_asset,
@@ -130,9 +136,9 @@ BOOST_DESCRIBE_STRUCT(
 /// PATCH /assets/{id} body. Only the fields you set are sent.
 struct asset_update
 {
-    std::optional<string_ref> name{};
+    std::optional<string_ref> name{};  ///< New display name.
     std::optional<string_ref> external_url{};  ///< external assets only; must not be blank.
-    std::optional<bool> watermark_asset{};
+    std::optional<bool> watermark_asset{};  ///< PDF watermarking on delivery.
     std::optional<bool> autogenerate_licence_key{};  ///< licence assets only.
 };
 BOOST_DESCRIBE_STRUCT(asset_update, (), (name, external_url, watermark_asset, autogenerate_licence_key))
@@ -140,9 +146,9 @@ BOOST_DESCRIBE_STRUCT(asset_update, (), (name, external_url, watermark_asset, au
 /// POST /assets/{id}/replace body (Beta).
 struct asset_replacement
 {
-    string_ref filename{};
+    string_ref filename{};     ///< The new file's name. Required.
     std::int64_t byte_size{};  ///< 1 .. 2147483648.
-    std::optional<string_ref> content_type{};
+    std::optional<string_ref> content_type{};  ///< Default: the asset's current content type.
 };
 BOOST_DESCRIBE_STRUCT(asset_replacement, (), (filename, byte_size, content_type))
 
@@ -158,18 +164,18 @@ BOOST_DESCRIBE_STRUCT(asset_query, (), (q, type, page, per_page))
 
 // ---- response envelopes ---------------------------------------------------
 
-/// GET /assets
+/// GET /assets: one page of assets.
 struct asset_list
 {
-    std::vector<asset> assets{};
-    digital_delivery::pagination pagination{};
+    std::vector<asset> assets{};                ///< The page's assets. Required.
+    digital_delivery::pagination pagination{};  ///< Where this page is. Required.
 };
 BOOST_DESCRIBE_STRUCT(asset_list, (), (assets, pagination))
 
 /// GET/PATCH /assets/{id}: `{"asset": ...}`
 struct asset_envelope
 {
-    digital_delivery::asset asset{};
+    digital_delivery::asset asset{};  ///< The asset. Required.
 };
 BOOST_DESCRIBE_STRUCT(asset_envelope, (), (asset))
 
@@ -177,8 +183,8 @@ BOOST_DESCRIBE_STRUCT(asset_envelope, (), (asset))
 /// handle for internal assets.
 struct asset_with_upload
 {
-    digital_delivery::asset asset{};
-    std::optional<upload_handle> upload{};
+    digital_delivery::asset asset{};        ///< The asset. Required.
+    std::optional<upload_handle> upload{};  ///< Where to PUT the body: internal assets only.
 };
 BOOST_DESCRIBE_STRUCT(asset_with_upload, (), (asset, upload))
 
@@ -186,9 +192,28 @@ BOOST_DESCRIBE_STRUCT(asset_with_upload, (), (asset, upload))
 // ---- validation: input the API forbids, refused before anything is sent --------
 // (found by the request functions through ADL; the reason goes to diagnostics)
 
+/// Checks a POST /assets body before it is sent: the fields its type requires
+/// are set, none that its type forbids is, byte_size is in range.
+/// \param v The body.
+/// \param why Set to the reason on failure.
+/// \return Empty, or client_errc::missing_required_field, client_errc::invalid_byte_size,
+/// client_errc::invalid_argument, api_errc::external_url_blank.
 DIGITAL_DELIVERY_DECL error_code validate(const new_asset& v, std::string& why);
+/// Checks a PATCH /assets/{id} body before it is sent (external_url not blank).
+/// \param v The body.
+/// \param why Set to the reason on failure.
+/// \return Empty, or api_errc::external_url_blank.
 DIGITAL_DELIVERY_DECL error_code validate(const asset_update& v, std::string& why);
+/// Checks a POST /assets/{id}/replace body before it is sent.
+/// \param v The body.
+/// \param why Set to the reason on failure.
+/// \return Empty, or client_errc::missing_required_field (no filename),
+/// client_errc::invalid_byte_size.
 DIGITAL_DELIVERY_DECL error_code validate(const asset_replacement& v, std::string& why);
+/// Checks a GET /assets query before it is sent (the type filter is external or licence).
+/// \param v The query.
+/// \param why Set to the reason on failure.
+/// \return Empty, or client_errc::invalid_argument.
 DIGITAL_DELIVERY_DECL error_code validate(const asset_query& v, std::string& why);
 
 namespace detail {

@@ -158,7 +158,12 @@ auto initiate_asset_edit(client& c, std::string_view id, id_list ids, asset_edit
 /// `async_add_assets(client, product_id, asset_ids, [asset_edit_options],
 /// [request_options], [diagnostics&], [token])`; the request options and
 /// diagnostics apply to each request (GET, GET, PATCH), the deadline to the
-/// whole operation.
+/// whole operation. Completes with the digital product as PATCHed.
+/// \param c The client.
+/// \param digital_product_id The digital product.
+/// \param asset_ids The assets to link.
+/// \param rest [asset_edit_options], [request_options], [diagnostics&], [token].
+/// \return What the completion token makes of the operation (an awaitable by default).
 template <class... Rest>
     requires(detail::trailing<asset_edit_options, Rest...>::template valid<id_list>())
 auto async_add_assets(client& c, string_ref digital_product_id, id_list asset_ids, Rest&&... rest)
@@ -172,6 +177,11 @@ auto async_add_assets(client& c, string_ref digital_product_id, id_list asset_id
 /// Unlinks `asset_ids` from the digital product (read, remove, PATCH the
 /// full list). NOT atomic: see the file comment. Same call shape as
 /// async_add_assets.
+/// \param c The client.
+/// \param digital_product_id The digital product.
+/// \param asset_ids The assets to unlink.
+/// \param rest [asset_edit_options], [request_options], [diagnostics&], [token].
+/// \return What the completion token makes of the operation (an awaitable by default).
 template <class... Rest>
     requires(detail::trailing<asset_edit_options, Rest...>::template valid<id_list>())
 auto async_remove_assets(client& c, string_ref digital_product_id, id_list asset_ids, Rest&&... rest)

@@ -181,17 +181,21 @@ public:
     /// tls.ca_path) cannot be loaded, or client_errc::invalid_url if the
     /// proxy URL (given or from the environment) is unusable. The system trust store is loaded on the
     /// first HTTPS connection (a failure there → client_errc::tls_error).
+    /// \param ex Where the transport's I/O runs.
+    /// \param params Timeouts, pool, TLS, proxy.
     DIGITAL_DELIVERY_DECL explicit beast_transport(boost::asio::any_io_executor ex, beast_transport_params params = {});
 
-    /// The executor passed to the constructor.
+    /// \return The executor passed to the constructor.
     DIGITAL_DELIVERY_DECL boost::asio::any_io_executor get_executor() const;
 
     /// Sends `req` and completes with the response (or an error and status 0).
     /// Never completes inline; completes through the handler's associated
     /// executor.
+    /// \param req The request.
+    /// \param handler Called with the response, or an error and status 0.
     DIGITAL_DELIVERY_DECL void async_send(http_request req, transport_handler handler);
 
-    /// The parameters in use.
+    /// \return The parameters in use.
     DIGITAL_DELIVERY_DECL const beast_transport_params& params() const noexcept;
 
 private:

@@ -21,6 +21,10 @@
 
 namespace digital_delivery {
 
+namespace detail {
+struct access;
+}
+
 /// A client of the Digital Delivery API.
 ///
 /// \par Thread safety
@@ -32,33 +36,36 @@ namespace digital_delivery {
 /// Operations in flight keep the client's internals alive: destroying the
 /// client object does not invalidate them. A `diagnostics&` passed to a
 /// request function must stay alive until the operation completes.
-namespace detail {
-struct access;
-}
-
 class client
 {
 public:
+    /// The executor of the client's operations: the transport's.
     using executor_type = boost::asio::any_io_executor;
 
     /// Throws error_with_diagnostics (client_errc::invalid_base_url or
     /// invalid_argument) when the configuration is unusable.
+    /// \param transport How requests are sent (e.g. beast_transport).
+    /// \param params The configuration.
     client(any_transport transport, client_params params)
         : impl_(std::make_shared<detail::client_impl>(std::move(transport), std::move(params)))
     {
     }
 
+    /// Moves a client; the moved-from object may only be destroyed or assigned to.
     client(client&&) noexcept = default;
+    /// Moves a client; the moved-from object may only be destroyed or assigned to.
+    /// \return This object.
     client& operator=(client&&) noexcept = default;
     client(const client&) = delete;
     client& operator=(const client&) = delete;
 
-    /// The transport's executor.
+    /// \return The transport's executor.
     executor_type get_executor() const { return impl_->get_executor(); }
 
+    /// \return The configuration given at construction.
     const client_params& params() const noexcept { return impl_->params(); }
 
-    /// The X-RateLimit-* headers of the most recent response.
+    /// \return The X-RateLimit-* headers of the most recent response.
     rate_limit_snapshot rate_limit() const { return impl_->rate_limit(); }
 
 private:

@@ -58,9 +58,9 @@ struct client_params
 
     /// The client-side token bucket (default: the API's 40 points per 60 s).
     /// Every client of the same (base_url, api_key) in the process shares one
-    /// bucket (with rate_limit.store = shared_memory: every process of the
-    /// host; with rate_limit.store = redis: every process of every host using
-    /// that Redis server); the first client's settings create it. See
+    /// bucket (with rate_limit.store = shm_rate_limit_store(): every process
+    /// of the host; with a redis_rate_limit_store: every process of every host
+    /// using that Redis server); the first client's settings create it. See
     /// docs/rate-limiting.md.
     rate_limit_params rate_limit{};
 

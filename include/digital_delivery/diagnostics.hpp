@@ -18,6 +18,10 @@
 
 namespace digital_delivery {
 
+/// What an operation reports beyond its error code: the server's words, the
+/// request, attempts and waits. Passed as the `diagnostics&` argument of a
+/// request function, carried by error_with_diagnostics (docs/errors.md). No
+/// secrets: no API key, no presigned signature, no query string.
 struct diagnostics
 {
     /// HTTP status of the failing response; 0 when none was received.
@@ -41,8 +45,8 @@ struct diagnostics
     /// The failing request: "GET", its host (and port, when the URL gives one;
     /// never user info) and its path without query string.
     std::string method{};
-    std::string host{};
-    std::string path{};
+    std::string host{};  ///< The request's host[:port].
+    std::string path{};  ///< The request's path, without query string.
 
     /// The client's own explanation (which argument was rejected, which
     /// response field failed to decode and why).
@@ -51,12 +55,14 @@ struct diagnostics
     /// Attempts made (1 when not retried) and time spent waiting for the rate
     /// limiter and retry backoff.
     unsigned attempts = 0;
-    std::chrono::milliseconds total_wait{0};
+    std::chrono::milliseconds total_wait{0};  ///< Rate-limiter waits and retry backoff, summed.
 
+    /// Resets every member to its default.
     void clear() { *this = diagnostics{}; }
 
     /// One line for logs: `GET /orders/x: 404 Order not found (api.example.com)`,
     /// then attempts and time waited when the request was retried.
+    /// \return The summary.
     DIGITAL_DELIVERY_DECL std::string to_string() const;
 };
 

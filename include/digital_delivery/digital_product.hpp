@@ -27,21 +27,23 @@
 
 namespace digital_delivery {
 
+/// A digital product: a storefront product (or one variant) linked to the
+/// assets its buyers receive. Decoded tolerantly (see asset.hpp).
 struct digital_product
 {
-    std::string id{};
-    std::optional<std::int64_t> store_product_id{};
+    std::string id{};                                ///< UUID. Required.
+    std::optional<std::int64_t> store_product_id{};  ///< The storefront's numeric product id.
     std::optional<std::int64_t> store_variant_id{};  ///< Empty: linked at product level (all variants).
-    std::vector<asset_summary> assets{};
+    std::vector<asset_summary> assets{};  ///< The linked assets. Required.
     bool upsert_always{};  ///< A new copy of the assets per order (e.g. unique licence keys).
-    std::optional<std::string> custom_message{};
-    bool preorder_enabled{};
-    std::optional<timestamp> preorder_launch_date{};
-    std::optional<std::string> preorder_subject{};
-    std::optional<std::string> preorder_heading{};
-    std::optional<std::string> preorder_description{};
-    timestamp created_at{};
-    timestamp updated_at{};
+    std::optional<std::string> custom_message{};        ///< Shown on the download page.
+    bool preorder_enabled{};                            ///< The product is a preorder.
+    std::optional<timestamp> preorder_launch_date{};    ///< When preorder content becomes available.
+    std::optional<std::string> preorder_subject{};      ///< Subject of the email sent at launch.
+    std::optional<std::string> preorder_heading{};      ///< Download page heading while the preorder is on.
+    std::optional<std::string> preorder_description{};  ///< Download page text while the preorder is on.
+    timestamp created_at{};                             ///< When the product was created.
+    timestamp updated_at{};                             ///< When the product last changed.
 };
 BOOST_DESCRIBE_STRUCT(
     digital_product,
@@ -56,16 +58,16 @@ BOOST_DESCRIBE_STRUCT(
 /// (The server also requires the launch date to be at least 2 hours ahead.)
 struct new_digital_product
 {
-    std::int64_t store_product_id{};
+    std::int64_t store_product_id{};                 ///< The storefront's product id. Required (positive).
     std::optional<std::int64_t> store_variant_id{};  ///< Omit to link all variants.
-    id_list asset_ids{};
-    std::optional<bool> upsert_always{};
-    std::optional<string_ref> custom_message{};
-    std::optional<bool> preorder_enabled{};
-    std::optional<timestamp> preorder_launch_date{};
-    std::optional<string_ref> preorder_subject{};
-    std::optional<string_ref> preorder_heading{};
-    std::optional<string_ref> preorder_description{};
+    id_list asset_ids{};                             ///< The assets to link. Required (at least one).
+    std::optional<bool> upsert_always{};             ///< A new copy of the assets per order (server default false).
+    std::optional<string_ref> custom_message{};      ///< Shown on the download page; required for a preorder.
+    std::optional<bool> preorder_enabled{};          ///< Make it a preorder (server default false).
+    std::optional<timestamp> preorder_launch_date{}; ///< Required for a preorder (at least 2 hours ahead).
+    std::optional<string_ref> preorder_subject{};    ///< Subject of the email sent at launch.
+    std::optional<string_ref> preorder_heading{};    ///< Download page heading while the preorder is on.
+    std::optional<string_ref> preorder_description{};  ///< Download page text while the preorder is on.
 };
 BOOST_DESCRIBE_STRUCT(
     new_digital_product,
@@ -78,14 +80,14 @@ BOOST_DESCRIBE_STRUCT(
 /// helpers for edits).
 struct digital_product_update
 {
-    std::optional<id_list> asset_ids{};
-    std::optional<bool> upsert_always{};
-    std::optional<string_ref> custom_message{};
-    std::optional<bool> preorder_enabled{};
-    std::optional<timestamp> preorder_launch_date{};
-    std::optional<string_ref> preorder_subject{};
-    std::optional<string_ref> preorder_heading{};
-    std::optional<string_ref> preorder_description{};
+    std::optional<id_list> asset_ids{};                ///< The new, complete list of linked assets.
+    std::optional<bool> upsert_always{};               ///< A new copy of the assets per order.
+    std::optional<string_ref> custom_message{};        ///< Shown on the download page.
+    std::optional<bool> preorder_enabled{};            ///< Make it, or stop it being, a preorder.
+    std::optional<timestamp> preorder_launch_date{};   ///< When preorder content becomes available.
+    std::optional<string_ref> preorder_subject{};      ///< Subject of the email sent at launch.
+    std::optional<string_ref> preorder_heading{};      ///< Download page heading while the preorder is on.
+    std::optional<string_ref> preorder_description{};  ///< Download page text while the preorder is on.
 };
 BOOST_DESCRIBE_STRUCT(
     digital_product_update,
@@ -97,8 +99,8 @@ BOOST_DESCRIBE_STRUCT(
 /// use {{ order.name }}, {{ customer.name }}, {{ shop.name }}.
 struct notify_buyers_request
 {
-    std::optional<string_ref> subject{};
-    std::optional<string_ref> body{};
+    std::optional<string_ref> subject{};  ///< Default: the store's email settings.
+    std::optional<string_ref> body{};     ///< Default: the store's email settings.
 };
 BOOST_DESCRIBE_STRUCT(notify_buyers_request, (), (subject, body))
 
@@ -111,25 +113,25 @@ struct digital_product_query
 };
 BOOST_DESCRIBE_STRUCT(digital_product_query, (), (store_product_id, page, per_page))
 
-/// GET /digital_products
+/// GET /digital_products: one page of digital products.
 struct digital_product_list
 {
-    std::vector<digital_product> digital_products{};
-    digital_delivery::pagination pagination{};
+    std::vector<digital_product> digital_products{};  ///< The page's products. Required.
+    digital_delivery::pagination pagination{};        ///< Where this page is. Required.
 };
 BOOST_DESCRIBE_STRUCT(digital_product_list, (), (digital_products, pagination))
 
 /// `{"digital_product": ...}`
 struct digital_product_envelope
 {
-    digital_delivery::digital_product digital_product{};
+    digital_delivery::digital_product digital_product{};  ///< The product. Required.
 };
 BOOST_DESCRIBE_STRUCT(digital_product_envelope, (), (digital_product))
 
 /// POST /digital_products/{id}/notify_buyers (202)
 struct notify_buyers_result
 {
-    std::string digital_product_id{};
+    std::string digital_product_id{};  ///< The product whose buyers are notified. Required.
     std::int64_t notified_count{};  ///< Orders queued.
 };
 BOOST_DESCRIBE_STRUCT(notify_buyers_result, (), (digital_product_id, notified_count))
@@ -138,7 +140,17 @@ BOOST_DESCRIBE_STRUCT(notify_buyers_result, (), (digital_product_id, notified_co
 // ---- validation: input the API forbids, refused before anything is sent --------
 // (found by the request functions through ADL; the reason goes to diagnostics)
 
+/// Checks a POST /digital_products body before it is sent (the rules above;
+/// no asset id blank).
+/// \param v The body.
+/// \param why Set to the reason on failure.
+/// \return Empty, or client_errc::missing_required_field, client_errc::invalid_argument.
 DIGITAL_DELIVERY_DECL error_code validate(const new_digital_product& v, std::string& why);
+/// Checks a PATCH /digital_products/{id} body before it is sent: no asset id
+/// blank, and a preorder enabled with a custom_message set has a non-blank one.
+/// \param v The body.
+/// \param why Set to the reason on failure.
+/// \return Empty, or client_errc::invalid_argument.
 DIGITAL_DELIVERY_DECL error_code validate(const digital_product_update& v, std::string& why);
 
 }  // namespace digital_delivery

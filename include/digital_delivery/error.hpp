@@ -13,6 +13,7 @@
 
 namespace digital_delivery {
 
+/// The error code of every operation: Boost.System's.
 using error_code = boost::system::error_code;
 
 /// Failures detected by the client itself: bad caller input, transport
@@ -121,12 +122,18 @@ enum class condition : int
     cancelled,           ///< The operation was cancelled (asio::error::operation_aborted).
 };
 
+/// \return The category of client_errc, "digital_delivery.client".
 DIGITAL_DELIVERY_DECL const boost::system::error_category& get_client_category() noexcept;
+/// \return The category of api_errc.
 DIGITAL_DELIVERY_DECL const boost::system::error_category& get_api_category() noexcept;
+/// \return The category of condition.
 DIGITAL_DELIVERY_DECL const boost::system::error_category& get_condition_category() noexcept;
 
+/// \param e A client_errc. \return It as an error_code (implicit conversions use this).
 inline error_code make_error_code(client_errc e) noexcept { return {static_cast<int>(e), get_client_category()}; }
+/// \param e An api_errc. \return It as an error_code (implicit conversions use this).
 inline error_code make_error_code(api_errc e) noexcept { return {static_cast<int>(e), get_api_category()}; }
+/// \param e A condition. \return It as an error_condition (comparisons with an error_code use this).
 inline boost::system::error_condition make_error_condition(condition e) noexcept
 {
     return {static_cast<int>(e), get_condition_category()};
@@ -148,11 +155,26 @@ constexpr bool is_cassette_failure(client_errc e) noexcept
 /// True when retrying the same request later may succeed (429, 5xx, timeouts,
 /// connection failures). Whether a retry is *safe* also depends on the
 /// endpoint's idempotency; see docs/rate-limiting.md.
+/// \param ec An error code.
+/// \return True exactly for: client_errc::resolve_timeout, connect_timeout,
+/// tls_handshake_timeout, request_timeout, idle_timeout, connection_closed,
+/// proxy_unreachable; api_errc::rate_limited, server_error; the socket errors
+/// connection_refused, connection_reset, connection_aborted, broken_pipe,
+/// eof, timed_out, host_not_found_try_again, network_unreachable,
+/// host_unreachable, network_reset, network_down.
 DIGITAL_DELIVERY_DECL bool is_transient(const error_code& ec) noexcept;
 
 /// True when the failure certainly happened before any byte of the request
 /// reached the server (resolve, connect, TLS handshake, caller input). Such a
 /// request may be resent even when it is not idempotent.
+/// \param ec An error code.
+/// \return True exactly for: client_errc::invalid_argument through
+/// invalid_url (caller input), insecure_upload_url, resolve_timeout,
+/// connect_timeout, tls_handshake_timeout, tls_certificate_verify_failed,
+/// tls_hostname_mismatch, rate_limit_wait_exceeds_deadline, the proxy codes,
+/// cassette_no_match; api_errc::rate_limited (a 429: refused, not processed);
+/// the socket errors connection_refused, host_not_found,
+/// host_not_found_try_again, network_unreachable, host_unreachable, no_data.
 DIGITAL_DELIVERY_DECL bool is_request_not_sent(const error_code& ec) noexcept;
 
 }  // namespace digital_delivery

@@ -21,10 +21,13 @@ namespace digital_delivery {
 class error_with_diagnostics : public boost::system::system_error
 {
 public:
+    /// \param ec The error.
+    /// \param diag Its diagnostics (what() includes their summary).
     error_with_diagnostics(const error_code& ec, diagnostics diag)
         : boost::system::system_error(ec, diag.to_string()), diag_(std::move(diag))
     {
     }
+    /// \return The diagnostics of the failed operation.
     const diagnostics& get_diagnostics() const noexcept { return diag_; }
 
 private:
@@ -32,6 +35,9 @@ private:
 };
 
 /// Throws error_with_diagnostics if `ec` is an error.
+/// \param ec The error code, maybe empty.
+/// \param diag The operation's diagnostics.
+/// \param loc Where the throw is reported to come from.
 inline void throw_on_error(
     const error_code& ec,
     const diagnostics& diag,

@@ -41,16 +41,19 @@ inline constexpr std::chrono::milliseconds default_request_timeout{30'000};
 /// beast_transport_params::user_agent.
 inline constexpr const char* default_user_agent = "digital_delivery/0.1";
 
+/// An HTTP request method.
 enum class http_method
 {
-    get,
-    post,
-    put,
-    patch,
-    delete_,
+    get,      ///< GET.
+    post,     ///< POST.
+    put,      ///< PUT.
+    patch,    ///< PATCH.
+    delete_,  ///< DELETE.
 };
 
-/// "GET", "POST", ...
+/// The method's name.
+/// \param m The method.
+/// \return "GET", "POST", ... (static storage).
 DIGITAL_DELIVERY_DECL std::string_view to_string(http_method m) noexcept;
 
 /// An ordered list of HTTP header fields with case-insensitive lookup. Names
@@ -63,43 +66,57 @@ public:
     /// strings; a temporary std::string is refused (dd::string_ref).
     struct field
     {
-        string_ref name{};
-        string_ref value{};
+        string_ref name{};   ///< The field's name.
+        string_ref value{};  ///< The field's value.
     };
 
     /// A field you read (iteration, operator[]): views of this object's
     /// buffer, valid while it lives.
     struct field_view
     {
-        std::string_view name{};
-        std::string_view value{};
+        std::string_view name{};   ///< The field's name, as received.
+        std::string_view value{};  ///< The field's value.
     };
 
     /// Appends a field (duplicates allowed, as on the wire).
+    /// \param name The field's name.
+    /// \param value The field's value.
     DIGITAL_DELIVERY_DECL void add(std::string_view name, std::string_view value);
 
     /// Replaces every field called `name` by one with `value` (appends if absent).
+    /// \param name The field's name (case-insensitive).
+    /// \param value The field's value.
     DIGITAL_DELIVERY_DECL void set(std::string_view name, std::string_view value);
 
     /// Removes every field called `name`.
+    /// \param name The field's name (case-insensitive).
     DIGITAL_DELIVERY_DECL void erase(std::string_view name);
 
     /// The first field called `name` (case-insensitive), if any.
+    /// \param name The field's name.
+    /// \return Its value (a view of this object's buffer), or nullopt.
     DIGITAL_DELIVERY_DECL std::optional<std::string_view> find(std::string_view name) const noexcept;
 
+    /// \return The number of fields.
     std::size_t size() const noexcept { return entries_.size(); }
+    /// \return Whether there is no field.
     bool empty() const noexcept { return entries_.empty(); }
+    /// \param i An index, less than size().
+    /// \return The i-th field in wire order.
     field_view operator[](std::size_t i) const noexcept
     {
         const entry& e = entries_[i];
         return {std::string_view(data_).substr(e.name_off, e.name_len), std::string_view(data_).substr(e.value_off, e.value_len)};
     }
+    /// Removes every field.
     void clear() noexcept
     {
         data_.clear();
         entries_.clear();
     }
     /// Reserve room for `fields` fields totalling `bytes` characters.
+    /// \param fields The number of fields.
+    /// \param bytes The characters of their names and values.
     void reserve(std::size_t fields, std::size_t bytes)
     {
         entries_.reserve(fields);
@@ -110,29 +127,37 @@ public:
     class iterator
     {
     public:
-        using value_type = field_view;
-        using difference_type = std::ptrdiff_t;
+        using value_type = field_view;          ///< What dereferencing gives.
+        using difference_type = std::ptrdiff_t;  ///< As std::forward_iterator requires.
+        /// A singular iterator.
         iterator() = default;
+        /// \param h The headers. \param i The field's index (size() for the end).
         iterator(const http_headers* h, std::size_t i) noexcept : h_(h), i_(i) {}
+        /// \return The field.
         field_view operator*() const noexcept { return (*h_)[i_]; }
+        /// Moves to the next field. \return This iterator.
         iterator& operator++() noexcept
         {
             ++i_;
             return *this;
         }
+        /// Moves to the next field. \return The iterator before the move.
         iterator operator++(int) noexcept
         {
             auto t = *this;
             ++i_;
             return t;
         }
+        /// \param o An iterator of the same headers. \return Whether both are at the same field.
         bool operator==(const iterator& o) const noexcept { return i_ == o.i_; }
 
     private:
         const http_headers* h_{};
         std::size_t i_{};
     };
+    /// \return An iterator to the first field.
     iterator begin() const noexcept { return {this, 0}; }
+    /// \return An iterator past the last field.
     iterator end() const noexcept { return {this, entries_.size()}; }
 
 private:
@@ -153,19 +178,25 @@ private:
 class body_source
 {
 public:
+    /// The completion handler of async_read_some.
     using read_handler = boost::asio::any_completion_handler<void(error_code, std::size_t)>;
 
+    /// Destroys the source.
     virtual ~body_source() = default;
 
     /// Exact number of bytes the body has.
+    /// \return The body's size.
     virtual std::uint64_t size() const noexcept = 0;
 
     /// Reads up to buffer_size(buf) bytes into `buf`. Completes with the byte
     /// count (> 0) or with boost::asio::error::eof once everything was read.
     /// Must not complete inline (post if the data is already available).
+    /// \param buf Where to read; valid until the handler is called.
+    /// \param handler Called with the error and the byte count.
     virtual void async_read_some(boost::asio::mutable_buffer buf, read_handler handler) = 0;
 
     /// Starts again from the first byte (for a retried upload).
+    /// \return Empty, or why the source cannot start again.
     virtual error_code rewind() = 0;
 };
 
@@ -175,7 +206,7 @@ using body_progress_fn = std::function<void(std::uint64_t bytes_sent)>;
 /// Everything a transport needs to send one request.
 struct http_request
 {
-    http_method method = http_method::get;
+    http_method method = http_method::get;  ///< The method.
 
     /// Absolute URL: scheme://host[:port]/path[?query]. Sent byte-exact (a
     /// presigned query string is not re-encoded).
@@ -206,9 +237,9 @@ struct http_request
 /// What a transport completes with. On a transport error the status is 0.
 struct http_response
 {
-    unsigned status = 0;
-    http_headers headers{};
-    std::string body{};
+    unsigned status = 0;     ///< The status code; 0 on a transport error.
+    http_headers headers{};  ///< The response's header fields.
+    std::string body{};      ///< The whole body.
 };
 
 }  // namespace digital_delivery

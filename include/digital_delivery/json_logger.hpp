@@ -32,7 +32,9 @@ enum class log_level : std::uint8_t
     off,      ///< nothing (as a minimum level)
 };
 
-/// "debug", "info", "warning", "error", "off".
+/// A level's name.
+/// \param l The level.
+/// \return "debug", "info", "warning", "error", "off" (static storage).
 DIGITAL_DELIVERY_DECL std::string_view to_string(log_level l) noexcept;
 
 /// Logs every event at or above a minimum level as one JSON object per line.
@@ -52,12 +54,19 @@ public:
     using sink_type = std::function<void(log_level, std::string_view line)>;
 
     /// Writes each line and '\n' to `os`, which must outlive the logger.
+    /// \param os The stream.
+    /// \param min_level Lines below this level are not written.
     DIGITAL_DELIVERY_DECL explicit json_logger(std::ostream& os, log_level min_level = log_level::info);
 
     /// Hands each line to `sink` (called from the client's threads).
+    /// \param sink Receives each line.
+    /// \param min_level Lines below this level are not passed on.
     DIGITAL_DELIVERY_DECL explicit json_logger(sink_type sink, log_level min_level = log_level::info);
 
+    /// \return The minimum level.
     log_level level() const noexcept { return min_.load(std::memory_order_relaxed); }
+    /// Changes the minimum level (any thread, any time).
+    /// \param l The new minimum level.
     void set_level(log_level l) noexcept { min_.store(l, std::memory_order_relaxed); }
 
     DIGITAL_DELIVERY_DECL void on_request_start(const request_start_event& e) override;

@@ -46,20 +46,24 @@ template <class T>
 class list_ref
 {
 public:
-    using value_type = T;
+    using value_type = T;  ///< The element type.
 
+    /// An empty list.
     constexpr list_ref() noexcept = default;
 
     /// An explicit view: the elements it sees must outlive the call.
+    /// \param s The elements.
     constexpr list_ref(std::span<const T> s) noexcept : s_(s) {}
 
     /// A named array: `const std::string ids[] = {a, b};`.
+    /// \param a The array.
     template <std::size_t N>
     constexpr list_ref(const T (&a)[N]) noexcept : s_(a)
     {
     }
 
     /// A named contiguous container (lvalue).
+    /// \param r The container.
     template <class R>
         requires(detail::contiguous_container_of<R, T> && !detail::is_span<std::remove_cvref_t<R>>)
     constexpr list_ref(R& r) noexcept : s_(std::ranges::data(r), std::ranges::size(r))
@@ -88,6 +92,8 @@ public:
     {
         refuse_braced_list<T[N]>();
     }
+    /// Elements written in place: refused (see the message).
+    /// \param ... The elements.
     template <class... A>
         requires(sizeof...(A) >= 1 && (std::is_convertible_v<A&&, const T&> && ...))
     list_ref(A&&...)
@@ -95,11 +101,17 @@ public:
         refuse_braced_list<list_ref(A...)>();
     }
 
+    /// \return The elements as a span.
     constexpr std::span<const T> span() const noexcept { return s_; }
+    /// \return An iterator to the first element.
     constexpr auto begin() const noexcept { return s_.begin(); }
+    /// \return An iterator past the last element.
     constexpr auto end() const noexcept { return s_.end(); }
+    /// \return The number of elements.
     constexpr std::size_t size() const noexcept { return s_.size(); }
+    /// \return Whether there is no element.
     constexpr bool empty() const noexcept { return s_.empty(); }
+    /// \param i An index, less than size(). \return The i-th element.
     constexpr const T& operator[](std::size_t i) const noexcept { return s_[i]; }
 
 private:

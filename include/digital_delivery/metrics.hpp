@@ -41,26 +41,27 @@ struct metrics_snapshot
         std::string server_address{};  ///< server.address
         unsigned status = 0;         ///< http.response.status_code (0: no response)
         std::string error_type{};      ///< error.type ("" for success)
-        duration_histogram duration{};
+        duration_histogram duration{};  ///< The attempts' durations.
     };
     /// One observation per operation (retries and waits included).
     struct operation_series
     {
-        std::string endpoint{};
-        std::string method{};
-        std::string error_type{};
-        duration_histogram duration{};
+        std::string endpoint{};         ///< request_info::endpoint.
+        std::string method{};           ///< The HTTP method.
+        std::string error_type{};       ///< error_type() of the result ("" for success).
+        duration_histogram duration{};  ///< The operations' durations.
     };
+    /// `dd_client_retries_total`: retries per endpoint and reason.
     struct retry_series
     {
-        std::string endpoint{};
+        std::string endpoint{};   ///< request_info::endpoint.
         std::string reason{};  ///< error_type() of the failed attempt
-        std::uint64_t count = 0;
+        std::uint64_t count = 0;  ///< Retries.
     };
 
-    std::vector<request_series> requests{};
-    std::vector<operation_series> operations{};
-    std::vector<retry_series> retries{};
+    std::vector<request_series> requests{};      ///< One series per endpoint, method, server, status and error.
+    std::vector<operation_series> operations{};  ///< One series per endpoint, method and error.
+    std::vector<retry_series> retries{};         ///< One series per endpoint and reason.
     std::uint64_t rate_limited_responses = 0;  ///< 429 responses.
     std::uint64_t throttle_pauses = 0;         ///< Pauses of the shared bucket after a 429.
     duration_histogram limiter_wait{};           ///< Time waited for rate-limit points.
@@ -78,11 +79,16 @@ class metrics_observer final : public observer
 public:
     /// OpenTelemetry's default buckets for http.client.request.duration:
     /// 5 ms ... 10 s.
+    /// \return The bucket bounds, in seconds.
     DIGITAL_DELIVERY_DECL static std::vector<double> default_buckets();
 
+    /// Histograms with default_buckets().
     DIGITAL_DELIVERY_DECL metrics_observer();
+    /// Histograms with these bucket bounds.
+    /// \param bucket_bounds_seconds Upper bounds in seconds (sorted, duplicates dropped).
     DIGITAL_DELIVERY_DECL explicit metrics_observer(std::vector<double> bucket_bounds_seconds);
 
+    /// \return A copy of everything counted so far.
     DIGITAL_DELIVERY_DECL metrics_snapshot snapshot() const;
 
     /// The Prometheus text exposition format (version 0.0.4) of snapshot():
@@ -91,7 +97,11 @@ public:
     /// dd_client_retries_total, dd_client_rate_limited_responses_total,
     /// dd_client_rate_limit_pauses_total, dd_client_rate_limiter_wait_seconds,
     /// dd_client_upload_bytes_total.
+    /// \return The exposition text.
     std::string prometheus() const { return to_prometheus(snapshot()); }
+    /// The Prometheus text exposition of a snapshot (see prometheus()).
+    /// \param s The snapshot.
+    /// \return The exposition text.
     DIGITAL_DELIVERY_DECL static std::string to_prometheus(const metrics_snapshot& s);
 
     DIGITAL_DELIVERY_DECL void on_response(const response_event& e) override;

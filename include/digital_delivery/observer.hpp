@@ -38,7 +38,7 @@ struct request_info
     /// "upload_body" for the PUT of an upload's body to the storage, and
     /// "upload" for the upload operation as a whole.
     std::string_view endpoint{};
-    http_method method = http_method::get;
+    http_method method = http_method::get;  ///< The request's HTTP method.
     /// "/orders/{id}/downloads"; the storage path for "upload_body".
     std::string_view path_template{};
     /// The path as sent, ids percent-encoded, without query string.
@@ -52,16 +52,16 @@ struct request_info
 /// An attempt is about to be sent (after the rate limiter granted it).
 struct request_start_event
 {
-    request_info request{};
+    request_info request{};  ///< The request.
     unsigned attempt = 1;  ///< 1 for the first attempt, 2 for the first retry...
-    priority prio = priority::normal;
+    priority prio = priority::normal;  ///< The request's priority (request_options::prio).
 };
 
 /// An attempt ended: with a status, or with a transport error (status 0).
 struct response_event
 {
-    request_info request{};
-    unsigned attempt = 1;
+    request_info request{};  ///< The request.
+    unsigned attempt = 1;    ///< 1 for the first attempt, 2 for the first retry...
     unsigned status = 0;  ///< 0 when no response was received.
     /// The transport's error, or the status mapped to an error (api_errc...),
     /// empty for 2xx.
@@ -71,6 +71,7 @@ struct response_event
     std::size_t response_bytes = 0;                  ///< Body bytes received.
 
     /// X-RateLimit-* of this response, parsed on demand (nullopt when absent).
+    /// \return The response's rate-limit headers, or nullopt.
     DIGITAL_DELIVERY_DECL std::optional<rate_limit_snapshot> rate_limit() const;
 
     /// The response's headers (not part of the API: use rate_limit()).
@@ -80,36 +81,36 @@ struct response_event
 /// A failed attempt will be retried after `delay`.
 struct retry_event
 {
-    request_info request{};
+    request_info request{};  ///< The request.
     unsigned attempt = 1;  ///< The attempt that failed.
     error_code reason{};     ///< Its error (e.g. api_errc::rate_limited, a transport error).
     unsigned status = 0;   ///< Its status, 0 for none.
-    std::chrono::milliseconds delay{0};
+    std::chrono::milliseconds delay{0};  ///< The wait before the next attempt.
 };
 
 /// The client-side rate limiter granted (or refused) points.
 struct limiter_wait_event
 {
-    request_info request{};
-    int points = 1;
-    priority prio = priority::normal;
-    std::chrono::steady_clock::duration waited{};
+    request_info request{};  ///< The request.
+    int points = 1;          ///< The points asked for (1 for a GET, 2 for a write).
+    priority prio = priority::normal;  ///< The request's priority.
+    std::chrono::steady_clock::duration waited{};  ///< How long the request waited for its points.
     error_code error{};  ///< rate_limit_wait_exceeds_deadline, operation_aborted, or empty.
 };
 
 /// Progress of an upload's body (the same reports as upload_options::on_progress).
 struct upload_progress_event
 {
-    std::string_view asset_id{};
+    std::string_view asset_id{};  ///< The asset whose body is uploaded.
     std::string_view server_address{};  ///< The storage's host[:port].
     std::string_view path{};            ///< The storage path, no query string.
-    upload_progress progress{};
+    upload_progress progress{};  ///< Bytes sent so far and the total.
 };
 
 /// An upload asks for a new presigned URL.
 struct upload_refresh_event
 {
-    std::string_view asset_id{};
+    std::string_view asset_id{};  ///< The asset whose body is uploaded.
     /// "expiring": the URL expires within url_refresh_margin;
     /// "rejected": the storage refused the old one (expired or signature).
     std::string_view reason{};
@@ -119,13 +120,13 @@ struct upload_refresh_event
 /// end of the HTTP exchange: a body that then fails to decode is not reported.
 struct operation_end_event
 {
-    request_info request{};
-    error_code error{};
+    request_info request{};  ///< The request.
+    error_code error{};      ///< The operation's result: empty on success.
     /// Never null: the caller's diagnostics when one was passed; otherwise,
     /// for a failure, the client's own (the server's words, the client's
     /// message), and for a success an empty object. No secrets: see diagnostics.
     const diagnostics* diag = nullptr;
-    unsigned attempts = 0;
+    unsigned attempts = 0;  ///< How many attempts were made.
     std::chrono::steady_clock::duration duration{};  ///< From the call to the end, waits included.
 };
 
@@ -147,15 +148,23 @@ struct operation_end_event
 class observer
 {
 public:
+    /// Destroys the observer.
     virtual ~observer() = default;
+    /// An attempt is about to be sent.
     virtual void on_request_start(const request_start_event&) {}
+    /// An attempt ended, with a status or a transport error.
     virtual void on_response(const response_event&) {}
+    /// A failed attempt will be retried.
     virtual void on_retry(const retry_event&) {}
+    /// The rate limiter granted or refused a request's points.
     virtual void on_limiter_wait(const limiter_wait_event&) {}
     /// A 429 paused, or a pause ended, the rate-limit bucket this client shares.
     virtual void on_throttle(const throttle_event&) {}
+    /// An upload's body progressed.
     virtual void on_upload_progress(const upload_progress_event&) {}
+    /// An upload asks for a new presigned URL.
     virtual void on_upload_refresh(const upload_refresh_event&) {}
+    /// An operation ended, after its retries.
     virtual void on_operation_end(const operation_end_event&) {}
 };
 
@@ -166,6 +175,7 @@ public:
 class fan_out_observer final : public observer
 {
 public:
+    /// \param to The observers, called in this order; null entries are dropped.
     explicit fan_out_observer(std::vector<std::shared_ptr<observer>> to) : to_(std::move(to))
     {
         std::erase(to_, nullptr);
@@ -191,6 +201,8 @@ private:
 
 /// A URL fit for logs: the query string, fragment and user info removed
 /// ("https://u:p@h/p?X-Amz-Signature=..." -> "https://h/p").
+/// \param url An absolute URL.
+/// \return The URL without query string, fragment and user info.
 DIGITAL_DELIVERY_DECL std::string redacted_url(std::string_view url);
 
 /// A low-cardinality name for an error, fit for a metric label or
@@ -199,10 +211,17 @@ DIGITAL_DELIVERY_DECL std::string redacted_url(std::string_view url);
 /// for operation_aborted, "connection_refused", "connection_reset",
 /// "host_not_found", "eof" and "timed_out" for those system errors, else
 /// "_OTHER"; "" for no error.
+/// \param ec The error.
+/// \return Its name, static storage.
 DIGITAL_DELIVERY_DECL std::string_view error_type(const error_code& ec) noexcept;
 
-/// Short names: "interactive", "paused"...
+/// A priority's name.
+/// \param p The priority.
+/// \return "interactive", "normal" or "background" (static storage).
 DIGITAL_DELIVERY_DECL std::string_view to_string(priority p) noexcept;
+/// A throttle event's kind's name.
+/// \param k The kind.
+/// \return "paused" for kind::paused, "resumed" for every other kind (static storage).
 DIGITAL_DELIVERY_DECL std::string_view to_string(throttle_event::kind k) noexcept;
 
 }  // namespace digital_delivery

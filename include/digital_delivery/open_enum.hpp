@@ -22,6 +22,8 @@
 namespace digital_delivery {
 
 /// The wire name of a described enumerator ("" for one that is not described, e.g. `unknown`).
+/// \param e The enumerator.
+/// \return Its name (static storage).
 template <class E>
 constexpr std::string_view enum_to_string(E e) noexcept
 {
@@ -34,6 +36,8 @@ constexpr std::string_view enum_to_string(E e) noexcept
 }
 
 /// The enumerator whose wire name is `s`, if any.
+/// \param s The wire name.
+/// \return The enumerator, or nullopt.
 template <class E>
 constexpr std::optional<E> enum_from_string(std::string_view s) noexcept
 {
@@ -52,10 +56,14 @@ template <class E>
 class open_enum
 {
 public:
+    /// E::unknown, with no text.
     open_enum() noexcept = default;
+    /// A known value. \param v The enumerator.
     open_enum(E v) noexcept : value_(v) {}  // NOLINT(google-explicit-constructor)
 
     /// From the wire text; an unknown text gives value() == E::unknown and keeps the text.
+    /// \param s The wire text.
+    /// \return The value.
     static open_enum from_string(std::string_view s)
     {
         open_enum r;
@@ -69,16 +77,21 @@ public:
         return r;
     }
 
+    /// \return The enumerator (E::unknown for a text this version does not know).
     E value() const noexcept { return value_; }
+    /// \return Whether value() is E::unknown.
     bool is_unknown() const noexcept { return value_ == E::unknown; }
 
-    /// The wire text (the server's own text for an unknown value).
+    /// \return The wire text (the server's own text for an unknown value).
     std::string_view str() const noexcept { return value_ == E::unknown ? std::string_view(text_) : enum_to_string(value_); }
 
+    /// Equal values; two unknown values are equal when their texts are.
+    /// \param a A value. \param b Another. \return Whether they are equal.
     friend bool operator==(const open_enum& a, const open_enum& b) noexcept
     {
         return a.value_ == b.value_ && (a.value_ != E::unknown || a.text_ == b.text_);
     }
+    /// \param a A value. \param b An enumerator. \return Whether a.value() is b.
     friend bool operator==(const open_enum& a, E b) noexcept { return a.value_ == b; }
 
 private:

@@ -30,16 +30,17 @@
 
 namespace digital_delivery {
 
+/// An order's financial status (the storefront's payment state).
 enum class financial_status
 {
-    paid,
-    pending,
-    partially_paid,
-    partially_refunded,
-    refunded,
-    voided,
-    authorized,
-    unknown,
+    paid,                ///< "paid".
+    pending,             ///< "pending".
+    partially_paid,      ///< "partially_paid".
+    partially_refunded,  ///< "partially_refunded".
+    refunded,            ///< "refunded".
+    voided,              ///< "voided".
+    authorized,          ///< "authorized".
+    unknown,             ///< A status this version does not know (see open_enum::str()).
 };
 BOOST_DESCRIBE_ENUM(financial_status, paid, pending, partially_paid, partially_refunded, refunded, voided, authorized)
 
@@ -47,24 +48,26 @@ BOOST_DESCRIBE_ENUM(financial_status, paid, pending, partially_paid, partially_r
 enum class order_sort
 {
     created_at_desc,  ///< The server's default.
-    created_at_asc,
-    name_asc,
-    name_desc,
-    unknown,
+    created_at_asc,   ///< Oldest first.
+    name_asc,         ///< By name, ascending.
+    name_desc,        ///< By name, descending.
+    unknown,          ///< Not a sort order: open_enum's placeholder, never sent.
 };
 BOOST_DESCRIBE_ENUM(order_sort, created_at_desc, created_at_asc, name_asc, name_desc)
 
+/// An order of the storefront, as the orders endpoints return it. Decoded
+/// tolerantly (see asset.hpp).
 struct order
 {
-    std::string id{};
+    std::string id{};     ///< UUID. Required.
     std::string name{};   ///< e.g. "#1001".
     std::string email{};  ///< Customer email.
-    std::optional<std::string> phone{};
-    std::optional<open_enum<digital_delivery::financial_status>> financial_status{};
+    std::optional<std::string> phone{};  ///< Customer phone.
+    std::optional<open_enum<digital_delivery::financial_status>> financial_status{};  ///< Payment state.
     std::optional<std::string> fulfillment_status{};  ///< "fulfilled", "partial", ... (the full list is not documented).
     std::optional<std::string> total_price{};         ///< Decimal amount as text, e.g. "19.99".
     std::optional<std::string> currency{};            ///< ISO 4217.
-    timestamp created_at{};
+    timestamp created_at{};         ///< When the order was created in the storefront.
     std::int64_t download_count{};  ///< Across all files of the order.
 };
 BOOST_DESCRIBE_STRUCT(
@@ -78,14 +81,14 @@ struct order_query
 {
     std::optional<string_ref> q{};      ///< Partial match on order name/number or email.
     std::optional<string_ref> email{};  ///< Partial match on email.
-    std::optional<financial_status> status{};
-    std::optional<std::int64_t> store_product_id{};
-    std::optional<string_ref> digital_product_id{};
+    std::optional<financial_status> status{};        ///< Only orders of this financial status.
+    std::optional<std::int64_t> store_product_id{};  ///< Only orders that bought this storefront product.
+    std::optional<string_ref> digital_product_id{};  ///< Only orders linked to this digital product.
     std::optional<date> created_at_min{};  ///< Created on or after (YYYY-MM-DD).
     std::optional<date> created_at_max{};  ///< Created on or before.
     std::optional<std::int32_t> page{};      ///< >= 1.
     std::optional<std::int32_t> per_page{};  ///< 1 .. 250.
-    std::optional<order_sort> sort{};
+    std::optional<order_sort> sort{};        ///< Server default: created_at_desc.
 };
 BOOST_DESCRIBE_STRUCT(
     order_query,
@@ -109,26 +112,26 @@ BOOST_DESCRIBE_STRUCT(notify_request, (), (email))
 
 // ---- response envelopes ---------------------------------------------------
 
-/// GET /orders
+/// GET /orders: one page of orders.
 struct order_list
 {
-    std::vector<order> orders{};
-    digital_delivery::pagination pagination{};
+    std::vector<order> orders{};                ///< The page's orders. Required.
+    digital_delivery::pagination pagination{};  ///< Where this page is. Required.
 };
 BOOST_DESCRIBE_STRUCT(order_list, (), (orders, pagination))
 
 /// `{"order": ...}`
 struct order_envelope
 {
-    digital_delivery::order order{};
+    digital_delivery::order order{};  ///< The order. Required.
 };
 BOOST_DESCRIBE_STRUCT(order_envelope, (), (order))
 
 /// POST /orders/{id}/attach_assets: the order and every asset attached to it.
 struct attach_assets_result
 {
-    digital_delivery::order order{};
-    std::vector<attached_asset> attached_assets{};  ///< Includes assets attached earlier.
+    digital_delivery::order order{};                ///< The order. Required.
+    std::vector<attached_asset> attached_assets{};  ///< Includes assets attached earlier. Required.
 };
 BOOST_DESCRIBE_STRUCT(attach_assets_result, (), (order, attached_assets))
 
@@ -137,17 +140,17 @@ BOOST_DESCRIBE_STRUCT(attach_assets_result, (), (order, attached_assets))
 /// decode it tolerantly: every field is optional and an empty body is fine.
 struct detach_assets_result
 {
-    std::optional<digital_delivery::order> order{};
-    std::optional<std::vector<attached_asset>> attached_assets{};
+    std::optional<digital_delivery::order> order{};                ///< The order, when the response has it.
+    std::optional<std::vector<attached_asset>> attached_assets{};  ///< The attachments left, when the response has them.
 };
 BOOST_DESCRIBE_STRUCT(detach_assets_result, (), (order, attached_assets))
 
 /// POST /orders/{id}/notify
 struct notify_result
 {
-    digital_delivery::order order{};
+    digital_delivery::order order{};  ///< The order. Required.
     bool notified{};  ///< True when the email was queued.
-    timestamp notified_at{};
+    timestamp notified_at{};          ///< When the notification was queued.
 };
 BOOST_DESCRIBE_STRUCT(notify_result, (), (order, notified, notified_at))
 
@@ -155,7 +158,17 @@ BOOST_DESCRIBE_STRUCT(notify_result, (), (order, notified, notified_at))
 // ---- validation: input the API forbids, refused before anything is sent --------
 // (found by the request functions through ADL; the reason goes to diagnostics)
 
+/// Checks an attach/detach body before it is sent: at least one id, none blank.
+/// \param v The body.
+/// \param why Set to the reason on failure.
+/// \return Empty, or api_errc::asset_ids_invalid (no id, the code the API
+/// would answer), client_errc::invalid_argument (a blank id).
 DIGITAL_DELIVERY_DECL error_code validate(const asset_ids_request& v, std::string& why);
+/// Checks a POST /orders/{id}/notify body before it is sent: an email, when
+/// set, is not blank.
+/// \param v The body.
+/// \param why Set to the reason on failure.
+/// \return Empty, or client_errc::invalid_argument.
 DIGITAL_DELIVERY_DECL error_code validate(const notify_request& v, std::string& why);
 
 }  // namespace digital_delivery

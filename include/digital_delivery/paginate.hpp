@@ -95,7 +95,7 @@ enum class drift_policy
 /// Options of paginate() / paginate_pages().
 struct paginate_options
 {
-    drift_policy on_drift = drift_policy::fail;
+    drift_policy on_drift = drift_policy::fail;  ///< What to do when the list changes under the range.
 };
 
 namespace detail {
@@ -419,12 +419,18 @@ protected:
 /// An async range over a list endpoint: its items (`Items` = true,
 /// item_range<D>) or its pages, the list envelopes such as order_list
 /// (page_range<D>; empty pages are never delivered). See the file comment.
+///
+/// Accessors, from an internal base class (not listed below): total_count(),
+/// total_pages(), last_pagination(), pages_fetched(), items_received(),
+/// finished(), drift_count(), drifted(), last_drift().
 template <class D, bool Items>
 class basic_list_range : public detail::range_base<D>
 {
 public:
+    /// An item (an order, an asset...) or a page (order_list...).
     using value_type =
         std::conditional_t<Items, typename detail::paginate_state<D>::item_type, typename D::response>;
+    /// The completion signature of async_next().
     using signature = void(error_code, std::optional<value_type>);
 
 private:
@@ -443,6 +449,8 @@ public:
     /// The next item (or page), or an empty optional at the end. Call shape:
     /// `async_next([diagnostics&], [token])`; completion signature
     /// `void(error_code, std::optional<value_type>)`.
+    /// \param rest [diagnostics&], [token].
+    /// \return What the completion token makes of the operation (an awaitable by default).
     template <class... Rest>
         requires(detail::trailing<void, Rest...>::template valid<>() &&
                  detail::trailing<void, Rest...>::index(detail::trailing_kind::options) == sizeof...(Rest))
@@ -488,6 +496,10 @@ std::shared_ptr<paginate_state<D>> make_paginate_state(client& c, const typename
 /// `query.page` (when set) is the first page; `query.per_page` is kept for
 /// every request. Nothing is sent before the first async_next(). The request
 /// options are sent with every page request.
+/// \param c The client.
+/// \param query The filters (and first page, page size).
+/// \param rest [paginate_options], [request_options].
+/// \return The range; nothing is sent yet.
 template <class D, std::size_t... I, class... Rest>
     requires(detail::list_endpoint<D> && detail::trailing<paginate_options, Rest...>::template valid<>())
 item_range<D> paginate(const request_fn<D, std::index_sequence<I...>>&, client& c, typename D::query query = {}, Rest&&... rest)
@@ -496,6 +508,10 @@ item_range<D> paginate(const request_fn<D, std::index_sequence<I...>>&, client& 
 }
 
 /// The pages of a list endpoint; see paginate().
+/// \param c The client.
+/// \param query The filters (and first page, page size).
+/// \param rest [paginate_options], [request_options].
+/// \return The range; nothing is sent yet.
 template <class D, std::size_t... I, class... Rest>
     requires(detail::list_endpoint<D> && detail::trailing<paginate_options, Rest...>::template valid<>())
 page_range<D> paginate_pages(const request_fn<D, std::index_sequence<I...>>&, client& c, typename D::query query = {}, Rest&&... rest)
@@ -504,6 +520,10 @@ page_range<D> paginate_pages(const request_fn<D, std::index_sequence<I...>>&, cl
 }
 
 /// Without a query, options first: `paginate(fn, client, paginate_options{...})`.
+/// \param c The client.
+/// \param first paginate_options or request_options.
+/// \param rest The other options.
+/// \return The range; nothing is sent yet.
 template <class D, std::size_t... I, class First, class... Rest>
     requires(detail::list_endpoint<D> && !std::is_convertible_v<First&&, typename D::query> &&
              detail::trailing<paginate_options, First, Rest...>::template valid<>())
@@ -515,6 +535,10 @@ item_range<D> paginate(const request_fn<D, std::index_sequence<I...>>&, client& 
 }
 
 /// Without a query, options first; see paginate().
+/// \param c The client.
+/// \param first paginate_options or request_options.
+/// \param rest The other options.
+/// \return The range; nothing is sent yet.
 template <class D, std::size_t... I, class First, class... Rest>
     requires(detail::list_endpoint<D> && !std::is_convertible_v<First&&, typename D::query> &&
              detail::trailing<paginate_options, First, Rest...>::template valid<>())

@@ -14,10 +14,10 @@ namespace digital_delivery {
 /// The `pagination` object of every list response.
 struct pagination
 {
-    std::int64_t current_page{};
-    std::int64_t per_page{};
-    std::int64_t total_count{};  ///< All items matching the filters.
-    std::int64_t total_pages{};
+    std::int64_t current_page{};  ///< This page's number, from 1. Required.
+    std::int64_t per_page{};      ///< Items per page. Required.
+    std::int64_t total_count{};  ///< All items matching the filters. Required.
+    std::int64_t total_pages{};   ///< Pages of per_page items. Required.
 };
 BOOST_DESCRIBE_STRUCT(pagination, (), (current_page, per_page, total_count, total_pages))
 

@@ -39,7 +39,7 @@ struct rate_limit_snapshot
     std::optional<std::int64_t> limit{};      ///< X-RateLimit-Limit: points per window.
     std::optional<std::int64_t> remaining{};  ///< X-RateLimit-Remaining: points left.
     std::optional<std::chrono::system_clock::time_point> reset{};  ///< X-RateLimit-Reset.
-    rate_limit_source source = rate_limit_source::none;
+    rate_limit_source source = rate_limit_source::none;  ///< Where the figures come from.
     std::chrono::system_clock::time_point observed_at{};  ///< When the figures were taken.
 };
 
@@ -48,7 +48,9 @@ struct rate_limit_snapshot
 /// delta). A reset that is no system_clock::time_point (negative, beyond 64
 /// bits, after 2262-04-11 with libstdc++'s nanoseconds, or `now` + delta past
 /// the clock's end) is ignored like a malformed one: `reset` stays empty.
-/// Returns nullopt when none of the three headers is present or parseable.
+/// \param headers A response's header fields.
+/// \param now The time the response was received (for a delta reset).
+/// \return The figures, or nullopt when none of the three headers is present or parseable.
 DIGITAL_DELIVERY_DECL std::optional<rate_limit_snapshot> parse_rate_limit_headers(
     const http_headers& headers,
     std::chrono::system_clock::time_point now
@@ -59,6 +61,9 @@ DIGITAL_DELIVERY_DECL std::optional<rate_limit_snapshot> parse_rate_limit_header
 /// far in the past; the result saturates at one year (huge delta-seconds, more
 /// digits than a double holds, a date like 9999-12-31), which callers then cut
 /// to their cap (max_retry_after). Never overflows, whatever `now` and the date.
+/// \param value The header's value.
+/// \param now The time the response was received (for an HTTP-date).
+/// \return The delay, or nullopt when the value is neither form.
 DIGITAL_DELIVERY_DECL std::optional<std::chrono::milliseconds> parse_retry_after(
     std::string_view value,
     std::chrono::system_clock::time_point now
@@ -114,6 +119,7 @@ public:
     rate_limit_store() noexcept = default;
 
     /// Takes a store of an opt-in header (copied; copies of this object share it).
+    /// \param store shm_rate_limit_store or redis_rate_limit_store.
     template <class Store>
         requires(std::derived_from<Store, detail::rate_limit_store_impl> && !std::is_same_v<Store, rate_limit_store>)
     rate_limit_store(Store store)  // NOLINT(google-explicit-constructor)
@@ -121,11 +127,13 @@ public:
     {
     }
 
-    /// True for a store shared beyond the process; false for the in-process bucket.
+    /// \return True for a store shared beyond the process; false for the in-process bucket.
     bool shared() const noexcept { return impl_ != nullptr; }
 
     /// Internal (the rate limiter): the store's session for one bucket;
     /// nullptr for the in-process bucket.
+    /// \param bucket The bucket's key and settings.
+    /// \return The session, or nullptr.
     std::shared_ptr<detail::store_session> open(const detail::store_bucket& bucket) const
     {
         return impl_ ? impl_->open(bucket) : nullptr;
@@ -199,7 +207,8 @@ struct rate_limit_params
     /// Default: 0.25.
     double fallback_share = 0.25;
 
-    /// Default: 5 s.
+    /// How often a process on its fallback bucket tries the shared store
+    /// again. Default: 5 s.
     std::chrono::milliseconds store_retry_interval{5000};
 
     /// Called with each throttle_event of the bucket (a 429 pause and its
@@ -211,6 +220,7 @@ struct rate_limit_params
 /// Reported to the throttle hook.
 struct throttle_event
 {
+    /// What happened.
     enum class kind
     {
         paused,   ///< A 429 paused the whole scheduler until `until`.
@@ -218,7 +228,7 @@ struct throttle_event
         store_unavailable,  ///< The shared store cannot be used: the fallback bucket serves (`message` says why).
         store_restored,     ///< The shared store serves again.
     };
-    kind what = kind::paused;
+    kind what = kind::paused;  ///< What happened.
     std::chrono::steady_clock::time_point until{};  ///< paused: end of the pause; resumed: the time it was noticed.
     std::chrono::milliseconds retry_after{0};       ///< paused: the Retry-After honoured (after the cap).
     std::size_t waiting = 0;                        ///< Requests queued at that moment.

@@ -82,7 +82,7 @@ using raw_query = std::vector<std::pair<std::string, std::string>>;
 /// request is built (and copied) before async_raw_request returns.
 struct raw_request
 {
-    http_method method = http_method::get;
+    http_method method = http_method::get;  ///< The method.
     /// Relative to the base URL, starting with '/'; see the file comment.
     string_ref path{};
     /// Unencoded name/value pairs, encoded by the client.
@@ -133,6 +133,10 @@ struct raw_initiation
 
 /// A request to any path of the API through the client's pipeline. See the
 /// file comment. Completion: `void(error_code, boost::json::value)`.
+/// \param c The client.
+/// \param r The request.
+/// \param rest [request_options], [diagnostics&], [token].
+/// \return What the completion token makes of the operation (an awaitable by default).
 template <class... Rest>
     requires(detail::trailing<void, Rest...>::template valid<raw_request>())
 auto async_raw_request(client& c, const raw_request& r, Rest&&... rest)

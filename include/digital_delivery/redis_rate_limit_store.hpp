@@ -34,11 +34,15 @@ class redis_rate_limit_store final : public detail::rate_limit_store_impl
 {
 public:
     /// The Redis server (default: 127.0.0.1:6379, no AUTH).
+    /// \param params Where the Redis server is and how to talk to it.
     explicit redis_rate_limit_store(redis_store_params params = {}) : params_(std::move(params)) {}
 
+    /// \return The parameters given at construction.
     const redis_store_params& params() const noexcept { return params_; }
 
     /// Internal (the rate limiter): the store's session for one bucket.
+    /// \param bucket The bucket's key and settings.
+    /// \return The session.
     DIGITAL_DELIVERY_DECL std::shared_ptr<detail::store_session> open(const detail::store_bucket& bucket) const override;
 
 private:

@@ -32,9 +32,12 @@ namespace digital_delivery {
 class shm_rate_limit_store final : public detail::rate_limit_store_impl
 {
 public:
+    /// The host's shared-memory store (nothing to configure).
     shm_rate_limit_store() noexcept = default;
 
     /// Internal (the rate limiter): the store's session for one bucket.
+    /// \param bucket The bucket's key and settings.
+    /// \return The session.
     DIGITAL_DELIVERY_DECL std::shared_ptr<detail::store_session> open(const detail::store_bucket& bucket) const override;
 };
 

@@ -50,15 +50,19 @@ concept view_of_characters = std::is_same_v<std::remove_cvref_t<T>, std::string_
 class string_ref
 {
 public:
+    /// An empty view.
     constexpr string_ref() noexcept = default;
 
     /// A string literal or a C string.
+    /// \param s The characters, null-terminated.
     constexpr string_ref(const char* s) noexcept : sv_(s) {}
 
     /// An explicit view: the characters it sees must outlive the call.
+    /// \param s The characters.
     constexpr string_ref(std::string_view s) noexcept : sv_(s) {}
 
     /// A named string (lvalue): std::string, boost::json::string, ...
+    /// \param s The string.
     template <class T>
         requires(detail::string_object<T> && !detail::view_of_characters<T>)
     constexpr string_ref(T& s) noexcept : sv_(std::string_view(s))
@@ -79,21 +83,35 @@ public:
         );
     }
 
+    /// \return The characters.
     constexpr std::string_view view() const noexcept { return sv_; }
+    /// \return The characters.
     constexpr operator std::string_view() const noexcept { return sv_; }
+    /// \return A pointer to the first character (not null-terminated in general).
     constexpr const char* data() const noexcept { return sv_.data(); }
+    /// \return The number of characters.
     constexpr std::size_t size() const noexcept { return sv_.size(); }
+    /// \return Whether there is no character.
     constexpr bool empty() const noexcept { return sv_.empty(); }
+    /// \return An iterator to the first character.
     constexpr auto begin() const noexcept { return sv_.begin(); }
+    /// \return An iterator past the last character.
     constexpr auto end() const noexcept { return sv_.end(); }
 
     /// Compares the characters with anything a std::string_view can see.
+    /// \param a This view.
+    /// \param b The other characters.
+    /// \return Whether they are equal.
     template <class T>
         requires std::is_convertible_v<const T&, std::string_view>
     friend constexpr bool operator==(const string_ref& a, const T& b) noexcept
     {
         return a.sv_ == std::string_view(b);
     }
+    /// Orders the characters against anything a std::string_view can see.
+    /// \param a This view.
+    /// \param b The other characters.
+    /// \return As std::string_view's comparison.
     template <class T>
         requires std::is_convertible_v<const T&, std::string_view>
     friend constexpr std::strong_ordering operator<=>(const string_ref& a, const T& b) noexcept
@@ -102,6 +120,9 @@ public:
     }
 
     /// `os << s` for any stream that prints a std::string_view.
+    /// \param os The stream.
+    /// \param s The view.
+    /// \return `os`.
     template <class Ostream>
         requires requires(Ostream& os, std::string_view v) { os << v; }
     friend Ostream& operator<<(Ostream& os, const string_ref& s)

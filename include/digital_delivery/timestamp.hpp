@@ -32,6 +32,8 @@ using timestamp = std::chrono::sys_time<std::chrono::microseconds>;
 /// `t` as a system_clock::time_point, clamped to system_clock's
 /// time_point::min()/max() instead of overflowing (a server's "9999-12-31"
 /// becomes max(), "0001-01-01" min()). Exact inside the range.
+/// \param t The instant.
+/// \return The same instant, or the nearer end of system_clock's range.
 inline std::chrono::system_clock::time_point to_system_time(timestamp t) noexcept
 {
     return detail::saturating_time_point_cast<std::chrono::system_clock::duration>(t);
@@ -43,18 +45,26 @@ using date = std::chrono::year_month_day;
 /// Parses an ISO 8601 / RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`.
 /// A lowercase `t`/`z` or a space separator are accepted; an offset is
 /// required (a local time without offset is ambiguous and rejected).
+/// \param s The text.
+/// \return The instant, or nullopt when `s` is not of that form.
 DIGITAL_DELIVERY_DECL std::optional<timestamp> parse_timestamp(std::string_view s) noexcept;
 
 /// Formats as `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` (fraction only when non-zero).
 /// An instant outside the years 0000-9999 in UTC, which parse_timestamp()
 /// returns for e.g. "9999-12-31T23:59:60Z" or "0000-01-01T00:00:00+01:00",
 /// gets a year of five digits or a sign, which parse_timestamp() refuses.
+/// \param t The instant.
+/// \return The text.
 DIGITAL_DELIVERY_DECL std::string format_timestamp(timestamp t);
 
 /// Parses `YYYY-MM-DD` (a valid calendar date).
+/// \param s The text.
+/// \return The date, or nullopt.
 DIGITAL_DELIVERY_DECL std::optional<date> parse_date(std::string_view s) noexcept;
 
 /// Formats as `YYYY-MM-DD`.
+/// \param d The date.
+/// \return The text.
 DIGITAL_DELIVERY_DECL std::string format_date(date d);
 
 }  // namespace digital_delivery

@@ -69,9 +69,11 @@ struct transport_holder final : transport_base
 class any_transport
 {
 public:
+    /// No transport (operator bool is false).
     any_transport() = default;
 
     /// Takes ownership of a transport object.
+    /// \param t The transport, moved in.
     template <transport T>
         requires(!std::is_same_v<std::decay_t<T>, any_transport>)
     any_transport(T t)  // NOLINT(google-explicit-constructor)
@@ -81,15 +83,21 @@ public:
 
     /// Shares a transport the caller keeps a handle to (e.g. a fake_transport
     /// the test also inspects).
+    /// \param t The transport.
     template <transport T>
     any_transport(std::shared_ptr<T> t)  // NOLINT(google-explicit-constructor)
         : impl_(std::make_shared<detail::transport_holder<std::shared_ptr<T>>>(std::move(t)))
     {
     }
 
+    /// \return Whether this holds a transport.
     explicit operator bool() const noexcept { return impl_ != nullptr; }
 
+    /// \return The transport's executor.
     boost::asio::any_io_executor get_executor() const { return impl_->get_executor(); }
+    /// Sends through the transport.
+    /// \param req The request.
+    /// \param h Called with the response or the transport's error.
     void async_send(http_request req, transport_handler h) const { impl_->async_send(std::move(req), std::move(h)); }
 
 private:
@@ -115,6 +123,10 @@ struct send_initiation
 /// storage URL: `auto [ec, r] = co_await dd::async_transport_send(t, req, as_tuple(deferred));`
 /// Nothing is added to the request: no authentication, no rate limiting, no
 /// retries, no deadline, no diagnostics; the request's own `timeout` applies.
+/// \param t The transport.
+/// \param req The request.
+/// \param token The completion token.
+/// \return What the completion token makes of the operation.
 template <transport T, class Token = boost::asio::deferred_t>
 auto async_transport_send(const T& t, http_request req, Token&& token = {})
 {

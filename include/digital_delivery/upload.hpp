@@ -74,12 +74,17 @@ public:
     /// (client_errc::source_unreadable; not a regular file, or cannot be
     /// opened). A size of 0 or above max_upload_size is not an error here: the
     /// upload operation refuses it (client_errc::invalid_byte_size).
+    /// \param path The file's path.
+    /// \param ec Set on failure, cleared on success.
+    /// \param executor Where read completions are posted (may be empty).
+    /// \return The source, or null on failure.
     DIGITAL_DELIVERY_DECL static std::shared_ptr<file_source> open(
         const std::string& path,
         error_code& ec,
         boost::asio::any_io_executor executor = {}
     );
 
+    /// Closes the file.
     DIGITAL_DELIVERY_DECL ~file_source() override;
     file_source(const file_source&) = delete;
     file_source& operator=(const file_source&) = delete;
@@ -88,12 +93,15 @@ public:
     DIGITAL_DELIVERY_DECL void async_read_some(boost::asio::mutable_buffer buf, read_handler handler) override;
     DIGITAL_DELIVERY_DECL error_code rewind() override;
 
-    /// Bytes read since the last rewind.
+    /// \return Bytes read since the last rewind.
     std::uint64_t offset() const noexcept { return offset_; }
 
     /// Where read completions are posted (empty: see the class comment). The
     /// upload operations set it to the client's executor when it is empty.
+    /// \return The executor, maybe empty.
     const boost::asio::any_io_executor& executor() const noexcept { return ex_; }
+    /// Sets where read completions are posted.
+    /// \param ex The executor.
     void set_executor(boost::asio::any_io_executor ex) { ex_ = std::move(ex); }
 
     /// \private
@@ -115,12 +123,17 @@ class memory_source final : public body_source
 {
 public:
     /// Owns `data`.
+    /// \param data The body.
+    /// \param executor Where read completions are posted (may be empty).
     explicit memory_source(std::string data, boost::asio::any_io_executor executor = {})
         : owned_(std::move(data)), view_(owned_), ex_(std::move(executor))
     {
     }
 
     /// Borrows `data` (not copied).
+    /// \param data The body; must outlive the upload.
+    /// \param executor Where read completions are posted (may be empty).
+    /// \return The source.
     static std::shared_ptr<memory_source> borrow(std::string_view data, boost::asio::any_io_executor executor = {})
     {
         auto s = std::make_shared<memory_source>(std::string(), std::move(executor));
@@ -133,7 +146,10 @@ public:
     /// Where read completions are posted (empty: through the system executor,
     /// then the handler's own). The upload operations set it to the client's
     /// executor when it is empty.
+    /// \return The executor, maybe empty.
     const boost::asio::any_io_executor& executor() const noexcept { return ex_; }
+    /// Sets where read completions are posted.
+    /// \param ex The executor.
     void set_executor(boost::asio::any_io_executor ex) { ex_ = std::move(ex); }
 
     DIGITAL_DELIVERY_DECL void async_read_some(boost::asio::mutable_buffer buf, read_handler handler) override;
@@ -247,7 +263,7 @@ inline upload_request make_replace_request(std::string_view asset_id, const repl
 /// Those of POST /assets (validation, quotas, ...); of the PUT:
 /// api_errc::storage_signature_mismatch, storage_request_expired (after the
 /// refresh budget), storage_access_denied, storage_error (diagnostics carry
-/// the storage's <Code> and <Message>); client_errc::upload_stalled,
+/// the storage's `<Code>` and `<Message>`); client_errc::upload_stalled,
 /// deadline_exceeded, source_unreadable, source_size_mismatch; transport
 /// errors after the last attempt.
 ///
@@ -259,6 +275,12 @@ inline upload_request make_replace_request(std::string_view asset_id, const repl
 /// \par Object lifetimes
 /// Arguments are copied before this returns. A `diagnostics&` must outlive
 /// the operation. The source is shared with the operation until it completes.
+///
+/// \param c The client.
+/// \param src The body (file_source, memory_source, or your own body_source).
+/// \param params The asset's filename, content type, name, watermark flag.
+/// \param rest [upload_options], [request_options], [diagnostics&], [token].
+/// \return What the completion token makes of the operation (an awaitable by default).
 template <class... Rest>
     requires(detail::trailing<upload_options, Rest...>::template valid<upload_asset_params>())
 auto async_upload_asset(client& c, std::shared_ptr<body_source> src, const upload_asset_params& params, Rest&&... rest)
@@ -273,6 +295,12 @@ auto async_upload_asset(client& c, std::shared_ptr<body_source> src, const uploa
 /// streaming, progress, retries, errors and cancellation as
 /// async_upload_asset. Completes with the asset (re-read: the committed
 /// filename, size, type).
+/// \param c The client.
+/// \param asset_id The internal asset.
+/// \param src The new body.
+/// \param params The new filename and content type.
+/// \param rest [upload_options], [request_options], [diagnostics&], [token].
+/// \return What the completion token makes of the operation (an awaitable by default).
 template <class... Rest>
     requires(detail::trailing<upload_options, Rest...>::template valid<replace_asset_params>())
 auto async_replace_asset_body(

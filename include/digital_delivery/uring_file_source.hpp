@@ -73,6 +73,10 @@ public:
     /// Opens `path` for reading on `executor`'s io_context. On failure returns
     /// null and sets `ec` (client_errc::source_unreadable: missing, not a
     /// regular file, or io_uring unavailable).
+    /// \param path The file's path.
+    /// \param ec Set on failure, cleared on success.
+    /// \param executor Its io_context runs the reads.
+    /// \return The source, or null on failure.
     static std::shared_ptr<uring_file_source> open(const std::string& path, error_code& ec,
                                                    const boost::asio::any_io_executor& executor)
     {
@@ -124,7 +128,7 @@ public:
         return {};
     }
 
-    /// Bytes read since the last rewind.
+    /// \return Bytes read since the last rewind.
     std::uint64_t offset() const noexcept { return offset_; }
 
 private:

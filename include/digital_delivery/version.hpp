@@ -10,8 +10,11 @@
 /// pkg-config's (all read the file VERSION at the top of the source tree;
 /// the consumer tests check that they agree with these macros).
 
+/// The major version.
 #define DIGITAL_DELIVERY_VERSION_MAJOR 0
+/// The minor version.
 #define DIGITAL_DELIVERY_VERSION_MINOR 1
+/// The patch version.
 #define DIGITAL_DELIVERY_VERSION_PATCH 0
 
 /// MAJOR * 100000 + MINOR * 100 + PATCH, as BOOST_VERSION: comparable with `<`.

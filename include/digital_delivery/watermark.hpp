@@ -128,7 +128,12 @@ struct wait_downloads_initiation
 /// Polls GET /orders/{id}/downloads until no entry awaits its watermark.
 /// See the file comment. Call shape (docs/operations.md):
 /// `async_wait_for_downloads(client, order_id, [watermark_wait_options],
-/// [request_options], [diagnostics&], [token])`.
+/// [request_options], [diagnostics&], [token])`. Completes with the order's
+/// downloads as last read.
+/// \param c The client.
+/// \param order_id The order.
+/// \param rest [watermark_wait_options], [request_options], [diagnostics&], [token].
+/// \return What the completion token makes of the operation (an awaitable by default).
 template <class... Rest>
     requires(detail::trailing<watermark_wait_options, Rest...>::template valid<>())
 auto async_wait_for_downloads(client& c, string_ref order_id, Rest&&... rest)

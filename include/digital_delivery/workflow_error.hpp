@@ -42,8 +42,10 @@ enum class workflow_errc : int
     concurrent_modification,
 };
 
+/// \return The category of workflow_errc.
 DIGITAL_DELIVERY_DECL const boost::system::error_category& get_workflow_category() noexcept;
 
+/// \param e A workflow_errc. \return It as an error_code (implicit conversions use this).
 inline error_code make_error_code(workflow_errc e) noexcept { return {static_cast<int>(e), get_workflow_category()}; }
 
 }  // namespace digital_delivery

@@ -4,8 +4,11 @@
 // sending nothing, confirmation, Ctrl-C during an upload, a loop of
 // invocations on one key without a 429. Every run's stdout and stderr are
 // searched for the API key (run_ddctl). Outcomes only, never elapsed time.
+#include "errors.hpp"  // ddctl's exit codes (tools/ddctl/src)
 #include "sandbox_process.hpp"
 #include "server_process.hpp"
+
+#include <digital_delivery/version.hpp>
 
 #include <array>
 #include <boost/json/parse.hpp>
@@ -14,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -21,8 +25,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -36,6 +42,7 @@
 #include <pty.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,6 +83,58 @@ struct listener
         pollfd p{fd, POLLIN, 0};
         return ::poll(&p, 1, 0) > 0;
     }
+};
+
+// ---- a stand-in API: fixed answers, byte for byte ----------------------------------------
+//
+// Answers each request with the body set for its path (without the query),
+// or 404; one request per connection. Serves until destroyed.
+class canned_api
+{
+public:
+    explicit canned_api(std::map<std::string, std::string> bodies) : bodies_(std::move(bodies))
+    {
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~canned_api()
+    {
+        ::shutdown(in_.fd, SHUT_RDWR);  // accept() returns
+        thread_.join();
+    }
+    std::string base_url() const { return "http://127.0.0.1:" + std::to_string(in_.port) + "/api/v1/external"; }
+
+private:
+    void serve()
+    {
+        for (;;)
+        {
+            const int c = ::accept4(in_.fd, nullptr, nullptr, SOCK_CLOEXEC);
+            if (c < 0)
+                return;
+            std::string req;
+            char buf[4096];
+            while (req.find("\r\n\r\n") == std::string::npos)
+            {
+                const ssize_t n = ::read(c, buf, sizeof buf);
+                if (n <= 0)
+                    break;
+                req.append(buf, static_cast<std::size_t>(n));
+            }
+            const auto sp = req.find(' '), end = req.find_first_of(" ?", sp + 1);
+            const std::string path = sp == std::string::npos ? std::string() : req.substr(sp + 1, end - sp - 1);
+            const auto it = bodies_.find(path.substr(std::min(path.size(), std::string("/api/v1/external").size())));
+            const std::string body = it == bodies_.end() ? R"({"error":"Not found"})" : it->second;
+            const std::string answer = std::string(it == bodies_.end() ? "HTTP/1.1 404 Not Found" : "HTTP/1.1 200 OK") +
+                                       "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+                                       std::to_string(body.size()) + "\r\n\r\n" + body;
+            (void)::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+            ::close(c);
+        }
+    }
+
+    listener in_;
+    std::map<std::string, std::string> bodies_;
+    std::thread thread_;
 };
 
 // ---- a slow relay in front of the sandbox's storage: uploads that last -------------------
@@ -239,10 +298,12 @@ struct cli_env
         }
     }
 
-    /// Starts ddctl with stdout and stderr to files and stdin from /dev/null;
-    /// with `terminal` (a pty's slave side), stdin and stderr on that terminal.
+    /// Starts ddctl with stdout and stderr to files and stdin from /dev/null
+    /// (or the file `input`); with `terminal` (a pty's slave side), stdin and
+    /// stderr on that terminal.
     pid_t spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err,
-                const std::map<std::string, std::string>& extra_env = {}, int terminal = -1) const
+                const std::map<std::string, std::string>& extra_env = {}, int terminal = -1,
+                const fs::path& input = "/dev/null") const
     {
         std::vector<std::string> envs;
         auto all = env;
@@ -266,7 +327,7 @@ struct cli_env
         if (terminal >= 0)
             posix_spawn_file_actions_adddup2(&fa, terminal, 0);
         else
-            posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+            posix_spawn_file_actions_addopen(&fa, 0, input.c_str(), O_RDONLY, 0);
         posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (terminal >= 0)
             posix_spawn_file_actions_adddup2(&fa, terminal, 2);
@@ -298,9 +359,18 @@ struct cli_env
 
     run_result run(const std::vector<std::string>& args, const std::map<std::string, std::string>& extra_env = {}) const
     {
-        const fs::path out = home.path / "stdout", err = home.path / "stderr";
+        return run_with_input(args, std::nullopt, extra_env);
+    }
+
+    /// ddctl with `input` on its stdin (none: /dev/null).
+    run_result run_with_input(const std::vector<std::string>& args, const std::optional<std::string>& input,
+                              const std::map<std::string, std::string>& extra_env = {}) const
+    {
+        const fs::path out = home.path / "stdout", err = home.path / "stderr", in = home.path / "stdin";
+        if (input)
+            std::ofstream(in, std::ios::binary) << *input;
         run_result r;
-        r.status = wait(spawn(args, out, err, extra_env));
+        r.status = wait(spawn(args, out, err, extra_env, -1, input ? in : fs::path("/dev/null")));
         r.out = slurp(out);
         r.err = slurp(err);
         expect_no_key(r);
@@ -328,6 +398,18 @@ struct cli_env
 };
 
 std::string id_of(const json::value& v) { return std::string(v.at("id").as_string()); }
+
+/// Everything a terminal shows, read until it is drained: with every end of
+/// the slave closed, read() returns what is left in chunks (the echo and the
+/// prompt may come apart), then fails with EIO. Closes `master`.
+std::string drain_terminal(int master, std::string screen = {})
+{
+    std::array<char, 4096> chunk{};
+    for (ssize_t n; (n = ::read(master, chunk.data(), chunk.size())) > 0;)
+        screen.append(chunk.data(), static_cast<std::size_t>(n));
+    ::close(master);
+    return screen;
+}
 
 #define EXPECT_OK(r) EXPECT_EQ((r).status, 0) << (r).err
 
@@ -363,8 +445,33 @@ TEST(cli_assets, create_get_list_update_delete_print_what_the_api_sent)
     EXPECT_NE(table.out.find("Pro key 2"), std::string::npos) << table.out;
     EXPECT_NE(table.out.find("ID"), std::string::npos) << table.out;
 
-    EXPECT_OK(e.run({"assets", "delete", id}));
+    // a deletion asks first: without a terminal, --yes is needed
+    auto refused = e.run({"assets", "delete", id});
+    EXPECT_EQ(refused.status, 2);
+    EXPECT_NE(refused.err.find("deletes asset " + id + ": not confirmed (no terminal to ask): pass --yes"), std::string::npos)
+        << refused.err;
+    EXPECT_OK(e.run({"assets", "get", id}));
+    EXPECT_OK(e.run({"assets", "delete", id, "--yes"}));
     EXPECT_EQ(e.run({"assets", "get", id}).status, 3);
+}
+
+TEST(cli_assets, an_empty_list_says_so)
+{
+    cli_env e;
+    for (const auto& args : {std::vector<std::string>{"assets", "list"}, {"assets", "list", "--all"}})
+    {
+        auto r = e.run(args);
+        EXPECT_OK(r);
+        EXPECT_EQ(r.out, "no assets\n");
+        auto j = e.run({args[0], args[1], args.size() > 2 ? args[2] : "--page=1", "-o", "json"});
+        EXPECT_OK(j);
+        EXPECT_EQ(j.out, "");  // JSON lines: none
+    }
+    auto products = e.run({"products", "list"});
+    EXPECT_EQ(products.out, "no digital products\n");
+    auto beyond = e.run({"orders", "list", "--page", "9"});  // three orders, one page
+    EXPECT_OK(beyond);
+    EXPECT_EQ(beyond.out, "no orders on page 9 (3 in all, 1 page)\n");
 }
 
 TEST(cli_assets, upload_and_replace_a_file)
@@ -378,6 +485,9 @@ TEST(cli_assets, upload_and_replace_a_file)
     EXPECT_EQ(up.json(), e.api("GET", "/assets/" + id).at("asset"));
     EXPECT_EQ(up.json().at("byte_size"), 300000);
     EXPECT_NE(up.err.find("upload 100%"), std::string::npos) << up.err;  // plain progress lines off a terminal
+    auto quiet = e.run({"assets", "upload", file.string(), "--no-progress"});
+    EXPECT_OK(quiet);
+    EXPECT_EQ(quiet.err, "");
 
     const fs::path v2 = e.home.path / "manual-v2.pdf";
     std::ofstream(v2) << std::string(1000, 'y');
@@ -390,6 +500,82 @@ TEST(cli_assets, upload_and_replace_a_file)
     auto handle = e.run({"assets", "replace", id, "--filename", "v3.pdf", "--byte-size", "10", "-o", "json"});
     EXPECT_OK(handle);
     EXPECT_TRUE(handle.json().at("upload").is_object()) << handle.out;
+}
+
+TEST(cli_output, json_is_the_apis_bytes)
+{
+    cli_env e;
+    const std::string id = id_of(e.api("POST", "/assets", R"({"asset": {"type": "licence", "name": "k"}})").at("asset"));
+    // the sandbox's asset, with what a re-encoding would change: a number's
+    // spelling, an escape, spaces, the members' layout
+    const std::string plain = json::serialize(e.api("GET", "/assets/" + id).at("asset"));
+    std::string asset = plain, line = plain;
+    asset.insert(1, "\n  \"price\": 1.50, \"big\": 1e3, \"note\": \"caf\\u00e9 \\/\",\n  ");
+    line.insert(1, "\"price\":1.50,\"big\":1e3,\"note\":\"caf\\u00e9 \\/\",");
+    canned_api api({{"/assets/" + id, "{\"asset\": " + asset + "}\n"},
+                    {"/assets", "{\"assets\": [ " + asset + " ],\n \"pagination\": {\"current_page\": 1, \"per_page\": 20, "
+                                "\"total_count\": 1, \"total_pages\": 1}}"}});
+    const std::map<std::string, std::string> to_api{{"DIGITAL_DELIVERY_BASE_URL", api.base_url()}};
+
+    auto got = e.run({"assets", "get", id, "-o", "json"}, to_api);
+    EXPECT_OK(got);
+    EXPECT_EQ(got.out, asset + "\n");  // one document: the API's bytes
+    auto raw = e.run({"request", "GET", "/assets/" + id, "-o", "json"}, to_api);
+    EXPECT_OK(raw);
+    EXPECT_EQ(raw.out, "{\"asset\": " + asset + "}\n");
+    // a list: each item's bytes on one line (the whitespace between tokens removed)
+    auto listed = e.run({"assets", "list", "-o", "json"}, to_api);
+    EXPECT_OK(listed);
+    EXPECT_EQ(listed.out, line + "\n");
+}
+
+TEST(cli_output, jq_picks_fields_and_tables_take_columns)
+{
+    cli_env e;  // three orders
+    const json::value api_page = e.api("GET", "/orders");
+    const auto& orders = api_page.at("orders").as_array();
+    ASSERT_EQ(orders.size(), 3u);
+
+    // a list: the program runs on each item; strings print as text
+    auto ids = e.run({"orders", "list", "--all", "--per-page", "2", "--jq", ".id"});
+    EXPECT_OK(ids);
+    EXPECT_EQ(ids.out, id_of(orders[0]) + "\n" + id_of(orders[1]) + "\n" + id_of(orders[2]) + "\n");
+    // one document: other values as compact JSON
+    const std::string order = id_of(orders[1]);
+    auto picked = e.run({"orders", "get", order, "--jq", "{id, n: .name, many: [1, 2]}"});
+    EXPECT_OK(picked);
+    EXPECT_EQ(picked.out, R"({"id":")" + order + R"(","n":)" + json::serialize(orders[1].at("name")) + R"(,"many":[1,2]})" "\n");
+    auto raw = e.run({"request", "GET", "/orders", "--jq", ".pagination.total_count"});
+    EXPECT_OK(raw);
+    EXPECT_EQ(raw.out, "3\n");
+
+    // a program jq refuses: a usage error naming it, before anything is sent
+    auto bad = e.run({"--verbose", "orders", "list", "--jq", ".["});
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(bad.out, "");
+    EXPECT_EQ(bad.err.rfind("ddctl: --jq `.[`: syntax error", 0), 0u) << bad.err;
+    EXPECT_EQ(bad.err.find("ddctl: >"), std::string::npos) << bad.err;
+    // and one that fails on the data
+    auto runtime = e.run({"orders", "get", order, "--jq", ".id.x"});
+    EXPECT_EQ(runtime.status, 2);
+    EXPECT_NE(runtime.err.find("ddctl: --jq `.id.x`: Cannot index string"), std::string::npos) << runtime.err;
+
+    // tables: chosen columns, without the header
+    auto table = e.run({"orders", "list", "--columns", "id,financial_status,no_such_field", "--no-headers"});
+    EXPECT_OK(table);
+    std::istringstream lines(table.out);
+    std::string line;
+    for (const auto& o : orders)
+    {
+        ASSERT_TRUE(std::getline(lines, line)) << table.out;
+        std::istringstream cells(line);
+        std::vector<std::string> row{std::istream_iterator<std::string>(cells), std::istream_iterator<std::string>()};
+        EXPECT_EQ(row, (std::vector<std::string>{id_of(o), std::string(o.at("financial_status").as_string()), "-"})) << table.out;
+    }
+    ASSERT_TRUE(std::getline(lines, line));
+    EXPECT_EQ(line, "(page 1 of 1, 3 in all: --page N or --all for more)");
+    auto headed = e.run({"orders", "list", "--columns", "email"});
+    EXPECT_EQ(headed.out.rfind("EMAIL\n", 0), 0u) << headed.out;
 }
 
 // ---- digital products ---------------------------------------------------------------------
@@ -441,7 +627,9 @@ TEST(cli_products, crud_and_notify_buyers_needs_yes)
     EXPECT_EQ(notified.json().at("notified_count"), 1);
     EXPECT_EQ(e.control("GET", "/sandbox/outbox").at("emails").as_array().size(), 1u);
 
-    EXPECT_OK(e.run({"products", "delete", id}));
+    EXPECT_EQ(e.run({"products", "delete", id}).status, 2);
+    EXPECT_OK(e.run({"products", "get", id}));
+    EXPECT_OK(e.run({"products", "delete", id, "-y"}));
     EXPECT_EQ(e.run({"products", "get", id}).status, 3);
 }
 
@@ -528,19 +716,24 @@ TEST(cli_orders, notify_asks_on_a_terminal)
         const pid_t pid = e.spawn({"orders", "notify", order}, e.home.path / "out", e.home.path / "err", {}, slave);
         ::close(slave);
         const int st = cli_env::wait(pid);
-        // Everything the terminal shows, read until it is drained: with every
-        // end of the slave closed, read() returns what is left in chunks (the
-        // echo and the prompt may come apart), then fails with EIO.
-        std::string screen;
-        std::array<char, 4096> chunk{};
-        for (ssize_t n; (n = ::read(master, chunk.data(), chunk.size())) > 0;)
-            screen.append(chunk.data(), static_cast<std::size_t>(n));
-        ::close(master);
+        const std::string screen = drain_terminal(master);
         EXPECT_EQ(st, status) << screen;
         EXPECT_NE(screen.find("emails the customer of order " + order + ". Send it? [y/N]"), std::string::npos) << screen;
         EXPECT_EQ(screen.find(e.store.api_key), std::string::npos);
         EXPECT_EQ(e.control("GET", "/sandbox/outbox").at("emails").as_array().size(), emails);
     }
+    // a deletion asks the same way: "n" keeps the asset
+    const std::string asset = id_of(e.api("POST", "/assets", R"({"asset": {"type": "licence", "name": "k"}})").at("asset"));
+    int master = -1, slave = -1;
+    ASSERT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+    ASSERT_EQ(::write(master, "n\n", 2), 2);
+    const pid_t pid = e.spawn({"assets", "delete", asset}, e.home.path / "out", e.home.path / "err", {}, slave);
+    ::close(slave);
+    const int st = cli_env::wait(pid);
+    const std::string screen = drain_terminal(master);
+    EXPECT_EQ(st, 1) << screen;
+    EXPECT_NE(screen.find("deletes asset " + asset + ". Send it? [y/N]"), std::string::npos) << screen;
+    EXPECT_EQ(e.api("GET", "/assets").at("pagination").at("total_count"), 1);
 }
 
 // ---- raw requests ----------------------------------------------------------------------------
@@ -559,6 +752,77 @@ TEST(cli_request, raw_get_and_write)
     const std::string id = id_of(posted.json().at("asset"));
     EXPECT_EQ(posted.json().at("asset"), e.api("GET", "/assets/" + id).at("asset"));
     EXPECT_EQ(e.run({"request", "GET", "/nowhere"}).status, 3);
+}
+
+TEST(cli_request, all_pages_typed_fields_stdin_and_include)
+{
+    cli_env e;  // three orders
+    const json::value api_page = e.api("GET", "/orders");
+    const auto& orders = api_page.at("orders").as_array();
+
+    // --all: two pages of two, each item a line, as the list commands print them
+    auto all = e.run({"--verbose", "request", "GET", "/orders", "--query", "per_page=2", "--all", "-o", "json"});
+    EXPECT_OK(all);
+    const auto lines = all.lines();
+    ASSERT_EQ(lines.size(), 3u) << all.out;
+    for (std::size_t i = 0; i < lines.size(); ++i)
+        EXPECT_EQ(lines[i], orders[i]);
+    std::size_t pages = 0;
+    for (std::size_t p = all.err.find("< 200 GET /orders"); p != std::string::npos; p = all.err.find("< 200 GET /orders", p + 1))
+        ++pages;
+    EXPECT_EQ(pages, 2u) << all.err;
+    auto table = e.run({"request", "GET", "/orders", "--query", "per_page=2", "--all", "--columns", "id", "--no-headers"});
+    EXPECT_OK(table);
+    EXPECT_EQ(table.out, id_of(orders[0]) + "\n" + id_of(orders[1]) + "\n" + id_of(orders[2]) + "\n");
+    auto none = e.run({"request", "GET", "/assets", "--all"});
+    EXPECT_OK(none);
+    EXPECT_EQ(none.out, "no assets\n");
+    EXPECT_EQ(e.run({"request", "POST", "/assets", "--all"}).status, 2);
+    EXPECT_EQ(e.run({"request", "GET", "/orders/" + id_of(orders[0]), "--all"}).status, 1);  // not a list
+
+    // -F: typed fields of the body, nested; @FILE's content as a string
+    const fs::path name = e.home.path / "name.txt";
+    std::ofstream(name) << "Pro key";
+    auto created = e.run({"request", "POST", "/assets", "-F", "asset[type]=licence", "-F", "asset[name]=@" + name.string(),
+                          "-F", "asset[autogenerate_licence_key]=true", "-o", "json"});
+    EXPECT_OK(created);
+    const json::value asset = created.json().at("asset");
+    EXPECT_EQ(asset.at("name"), "Pro key");
+    EXPECT_EQ(asset.at("autogenerate_licence_key"), true);
+    auto typed = e.run({"request", "POST", "/x", "-F", "n=5", "-F", "d=1.5", "-F", "t=true", "-F", "z=null", "-F", "s=5x",
+                        "-F", "a[b][]=1", "-F", "a[b][]=two", "--dry-run"});
+    EXPECT_OK(typed);
+    const auto body_at = typed.out.find('{');
+    ASSERT_NE(body_at, std::string::npos) << typed.out;
+    EXPECT_EQ(json::parse(typed.out.substr(body_at, typed.out.find('\n', body_at) - body_at)),
+              json::parse(R"({"n": 5, "d": 1.5, "t": true, "z": null, "s": "5x", "a": {"b": [1, "two"]}})"));
+    auto query = e.run({"request", "GET", "/orders", "-F", "per_page=1", "--dry-run"});
+    EXPECT_NE(query.out.find("GET /orders?per_page=1"), std::string::npos) << query.out;
+    EXPECT_EQ(e.run({"request", "POST", "/assets", "-F", "a=1", "--data", "{}"}).status, 2);
+    EXPECT_EQ(e.run({"request", "POST", "/assets", "-F", "a=1", "-F", "a[b]=2"}).status, 2);
+
+    // --data @-: the body from stdin, for request and for the typed commands
+    auto piped = e.run_with_input({"request", "PATCH", "/assets/" + id_of(asset), "--data", "@-", "-o", "json"},
+                                  R"({"asset": {"name": "from stdin"}})");
+    EXPECT_OK(piped);
+    EXPECT_EQ(piped.json().at("asset").at("name"), "from stdin");
+    auto typed_piped = e.run_with_input({"assets", "update", id_of(asset), "--data", "@-", "-o", "json"}, R"({"name": "again"})");
+    EXPECT_OK(typed_piped);
+    EXPECT_EQ(typed_piped.json().at("name"), "again");
+
+    // --include: the status line and the headers, a blank line, the body
+    auto head = e.run({"request", "GET", "/assets/" + id_of(asset), "--include", "-o", "json"});
+    EXPECT_OK(head);
+    EXPECT_EQ(head.out.rfind("HTTP/1.1 200\n", 0), 0u) << head.out;
+    const auto blank = head.out.find("\n\n");
+    ASSERT_NE(blank, std::string::npos) << head.out;
+    std::string headers = head.out.substr(0, blank);
+    std::transform(headers.begin(), headers.end(), headers.begin(), [](unsigned char c) { return std::tolower(c); });
+    EXPECT_NE(headers.find("\ncontent-type: application/json"), std::string::npos) << head.out;
+    EXPECT_EQ(json::parse(head.out.substr(blank + 2)).at("asset").at("name"), "again");
+    auto missing = e.run({"request", "GET", "/assets/nope", "-i"});
+    EXPECT_EQ(missing.status, 3);
+    EXPECT_EQ(missing.out.rfind("HTTP/1.1 404\n", 0), 0u) << missing.out;
 }
 
 // ---- --dry-run ----------------------------------------------------------------------------
@@ -635,6 +899,46 @@ TEST(cli_exit_codes, one_per_failure_class)
         closed_port = l.port;
     }
     EXPECT_EQ(e.run({"orders", "list"}, {{"DIGITAL_DELIVERY_BASE_URL", "http://127.0.0.1:" + std::to_string(closed_port) + "/api/v1/external"}}).status, 7);
+}
+
+TEST(cli_exit_codes, the_transports_timeouts_are_transport_failures)
+{
+    namespace dd = digital_delivery;
+    using dd::client_errc;
+    for (auto e : {client_errc::resolve_timeout, client_errc::connect_timeout, client_errc::tls_handshake_timeout,
+                   client_errc::request_timeout, client_errc::idle_timeout, client_errc::upload_stalled,
+                   client_errc::connection_closed})
+        EXPECT_EQ(ddctl::exit_code_for(dd::make_error_code(e)), 7) << dd::make_error_code(e).message();
+    for (auto e : {client_errc::deadline_exceeded, client_errc::rate_limit_wait_exceeds_deadline})
+        EXPECT_EQ(ddctl::exit_code_for(dd::make_error_code(e)), 6) << dd::make_error_code(e).message();
+    EXPECT_EQ(ddctl::exit_code_for(dd::make_error_code(dd::api_errc::rate_limited)), 6);
+}
+
+TEST(cli_exit_codes, with_output_json_an_error_is_one_json_object)
+{
+    cli_env e;
+    auto nf = e.run({"orders", "get", "no-such-order", "-o", "json"});
+    EXPECT_EQ(nf.status, 3);
+    EXPECT_EQ(nf.out, "");
+    const json::value err = json::parse(nf.err);  // the whole of stderr
+    EXPECT_EQ(err.at("error").at("code"), 3);
+    EXPECT_EQ(err.at("error").at("status"), 404);
+    EXPECT_EQ(err.at("error").at("request"), "GET /orders/no-such-order");
+    EXPECT_NE(std::string(err.at("error").at("message").as_string()).find("404 Order not found"), std::string::npos) << nf.err;
+
+    // no answer: status and request null
+    auto usage = e.run({"-o", "json", "assets", "create", "--byte-size", "many"});
+    EXPECT_EQ(usage.status, 2);
+    const json::value u = json::parse(usage.err);
+    EXPECT_EQ(u.at("error").at("code"), 2);
+    EXPECT_TRUE(u.at("error").at("status").is_null());
+    EXPECT_TRUE(u.at("error").at("request").is_null());
+    EXPECT_NE(std::string(u.at("error").at("message").as_string()).find("--byte-size"), std::string::npos) << usage.err;
+    auto parse = e.run({"--output", "json", "assets", "frobnicate"});
+    EXPECT_EQ(parse.status, 2);
+    EXPECT_EQ(json::parse(parse.err).at("error").at("code"), 2) << parse.err;
+    // and without --output json, the line
+    EXPECT_EQ(e.run({"orders", "get", "no-such-order"}).err.rfind("ddctl: GET /orders/no-such-order: 404", 0), 0u);
 }
 
 /// Two runs of `orders list` on a budget of one point per `window` seconds,
@@ -777,6 +1081,112 @@ TEST(cli_config, profiles_key_file_and_config_show_without_the_key)
     EXPECT_EQ(e.run({"--profile", "nope", "orders", "list"}).status, 2);
 }
 
+TEST(cli_config, set_and_init_write_a_private_file_atomically)
+{
+    cli_env e;
+    const std::map<std::string, std::string> no_env{{"DIGITAL_DELIVERY_BASE_URL", ""}, {"DIGITAL_DELIVERY_API_KEY", ""}};
+    const fs::path dir = e.home.path / "ddctl", file = dir / "config";
+    fs::create_directories(dir);
+    std::ofstream(file) << "# my settings\n[default]\nbase_url = http://127.0.0.1:1/api/v1/external\n";
+    auto mode = [&] { return fs::status(file).permissions() & fs::perms::all; };
+    auto inode = [&] {
+        struct stat st{};
+        ::stat(file.c_str(), &st);
+        return st.st_ino;
+    };
+
+    // init: the base URL, the profile, the key, one line each on stdin
+    auto init = e.run_with_input({"config", "init"}, e.store.base_url + "\nshop\n" + e.store.api_key + "\n", no_env);
+    EXPECT_OK(init);
+    EXPECT_NE(init.err.find("wrote [shop] to " + file.string() + " (mode 0600)"), std::string::npos) << init.err;
+    EXPECT_EQ(mode(), fs::perms::owner_read | fs::perms::owner_write);
+    EXPECT_EQ(slurp(file), "# my settings\n[default]\nbase_url = http://127.0.0.1:1/api/v1/external\n\n[shop]\nbase_url = " +
+                               e.store.base_url + "\napi_key = " + e.store.api_key + "\n");
+    auto listed = e.run({"--profile", "shop", "orders", "list", "-o", "json"}, no_env);
+    EXPECT_OK(listed);
+    EXPECT_EQ(listed.lines().size(), 3u);
+
+    // set: one value, into its profile, the file replaced (a new inode), nothing left beside it
+    const auto before = inode();
+    auto set = e.run({"--profile", "shop", "config", "set", "rate_limit_points", "30"}, no_env);
+    EXPECT_OK(set);
+    EXPECT_NE(inode(), before);
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+    EXPECT_NE(slurp(file).find("api_key = " + e.store.api_key + "\nrate_limit_points = 30\n"), std::string::npos) << slurp(file);
+    EXPECT_OK(e.run({"--profile", "shop", "config", "set", "rate_limit_points", "40"}, no_env));
+    EXPECT_NE(slurp(file).find("\nrate_limit_points = 40\n"), std::string::npos) << slurp(file);
+    EXPECT_EQ(slurp(file).find("= 30"), std::string::npos) << slurp(file);
+    auto shown = e.run({"--profile", "shop", "config", "show"}, no_env);
+    EXPECT_NE(shown.out.find("rate_limit_points: 40    from " + file.string() + " [shop]"), std::string::npos) << shown.out;
+    EXPECT_OK(e.run({"config", "set", "rate_limit_store", "in-process"}, no_env));  // the default profile
+    EXPECT_NE(slurp(file).find("[default]\nbase_url = http://127.0.0.1:1/api/v1/external\nrate_limit_store = in-process\n"),
+              std::string::npos) << slurp(file);
+
+    // the key never from argv; settings and values checked
+    auto key = e.run({"config", "set", "api_key", "abc"}, no_env);
+    EXPECT_EQ(key.status, 2);
+    EXPECT_NE(key.err.find("never taken from the command line"), std::string::npos) << key.err;
+    EXPECT_EQ(e.run({"config", "set", "colour", "red"}, no_env).status, 2);
+    EXPECT_EQ(e.run({"config", "set", "rate_limit_window", "soon"}, no_env).status, 2);
+    EXPECT_EQ(slurp(file).find("abc"), std::string::npos);
+
+    // a file holding a key that every user can read is refused, until private again
+    fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+    auto open = e.run({"--profile", "shop", "orders", "list"}, no_env);
+    EXPECT_EQ(open.status, 2);
+    EXPECT_NE(open.err.find(file.string() + " holds an API key and every user of this host can read it (mode 0644)"),
+              std::string::npos) << open.err;
+    EXPECT_NE(open.err.find("chmod 600 " + file.string()), std::string::npos) << open.err;
+    EXPECT_OK(e.run({"--profile", "shop", "config", "set", "rate_limit_points", "40"}, no_env));  // rewritten private
+    EXPECT_EQ(mode(), fs::perms::owner_read | fs::perms::owner_write);
+    EXPECT_OK(e.run({"--profile", "shop", "orders", "list"}, no_env));
+
+    // init with the flags: only the key is read; or a key file, and nothing is read
+    const fs::path other = e.home.path / "other" / "config";
+    auto flags = e.run_with_input({"--config", other.string(), "--base-url", e.store.base_url, "--profile", "p", "config", "init"},
+                                  e.store.api_key + "\n", no_env);
+    EXPECT_OK(flags);
+    EXPECT_EQ(slurp(other), "[p]\nbase_url = " + e.store.base_url + "\napi_key = " + e.store.api_key + "\n");
+    const fs::path key_file = e.home.path / "key";
+    std::ofstream(key_file) << e.store.api_key << "\n";
+    auto by_file = e.run({"--config", other.string(), "--base-url", e.store.base_url, "--profile", "q", "--api-key-file",
+                          key_file.string(), "config", "init"}, no_env);
+    EXPECT_OK(by_file);
+    EXPECT_NE(slurp(other).find("[q]\nbase_url = " + e.store.base_url + "\napi_key_file = " + key_file.string() + "\n"),
+              std::string::npos) << slurp(other);
+    EXPECT_OK(e.run({"--config", other.string(), "--profile", "q", "orders", "list"}, no_env));
+    // stdin ends before the key: nothing written
+    auto short_input = e.run_with_input({"--config", other.string(), "--profile", "r", "config", "init"}, e.store.base_url + "\n", no_env);
+    EXPECT_EQ(short_input.status, 2);
+    EXPECT_EQ(slurp(other).find("[r]"), std::string::npos);
+}
+
+TEST(cli_config, init_does_not_echo_the_key_on_a_terminal)
+{
+    cli_env e;
+    int master = -1, slave = -1;
+    ASSERT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+    const pid_t pid = e.spawn({"--base-url", e.store.base_url, "--profile", "t", "config", "init"}, e.home.path / "out",
+                              e.home.path / "err", {{"DIGITAL_DELIVERY_API_KEY", ""}}, slave);
+    ::close(slave);
+    // the prompt, then the key typed (after the prompt: echo is off by then)
+    std::string screen;
+    std::array<char, 4096> chunk{};
+    while (screen.find("API key (not shown): ") == std::string::npos)
+    {
+        const ssize_t n = ::read(master, chunk.data(), chunk.size());
+        ASSERT_GT(n, 0) << screen;
+        screen.append(chunk.data(), static_cast<std::size_t>(n));
+    }
+    const std::string typed = e.store.api_key + "\n";
+    ASSERT_EQ(::write(master, typed.data(), typed.size()), static_cast<ssize_t>(typed.size()));
+    EXPECT_EQ(cli_env::wait(pid), 0) << screen;
+    screen = drain_terminal(master, screen);
+    EXPECT_EQ(screen.find(e.store.api_key), std::string::npos) << "the key echoed";
+    EXPECT_NE(slurp(e.home.path / "ddctl" / "config").find("[t]\nbase_url = " + e.store.base_url + "\napi_key = " + e.store.api_key),
+              std::string::npos);
+}
+
 // ---- help ------------------------------------------------------------------------------------
 
 TEST(cli_help, every_subcommand_has_help_with_an_example)
@@ -788,7 +1198,12 @@ TEST(cli_help, every_subcommand_has_help_with_an_example)
         {"products", "update"}, {"products", "delete"}, {"products", "add-assets"}, {"products", "remove-assets"},
         {"products", "notify-buyers"}, {"orders", "list"},
         {"orders", "get"}, {"orders", "downloads"}, {"orders", "wait-downloads"}, {"orders", "attach"},
-        {"orders", "detach"}, {"orders", "notify"}, {"request"}, {"config", "show"}, {}};
+        {"orders", "detach"}, {"orders", "notify"}, {"request"}, {"config", "show"}, {"config", "set"}, {"config", "init"}, {}};
+    auto version = e.run({"--version"});
+    EXPECT_OK(version);
+    EXPECT_EQ(version.out.rfind("ddctl " DIGITAL_DELIVERY_VERSION_STRING " (digital_delivery " DIGITAL_DELIVERY_VERSION_STRING, 0), 0u)
+        << version.out;
+    EXPECT_NE(version.out.find(", Boost 1."), std::string::npos) << version.out;
     for (auto c : commands)
     {
         c.push_back("--help");
@@ -809,9 +1224,68 @@ TEST(cli_help, every_subcommand_has_help_with_an_example)
     };
     EXPECT_EQ(complete("orders wa", 2), "wait-downloads\n");
     EXPECT_EQ(complete("orders list --created-at-m", 3), "--created-at-min --created-at-max\n");
+    EXPECT_EQ(complete("orders list --status pa", 4), "paid partially_paid partially_refunded\n");
+    EXPECT_EQ(complete("-o j", 2), "json\n");
     // its source: ddctl's own command tree
     auto words = e.run({"__complete", "orders"});
     EXPECT_NE(words.out.find("wait-downloads\n"), std::string::npos) << words.out;
     auto options = e.run({"__complete", "orders", "list"});
     EXPECT_NE(options.out.find("--created-at-min\n"), std::string::npos) << options.out;
+    // after an option that takes a value: its values when they are a set, else nothing (file names)
+    EXPECT_EQ(e.run({"__complete", "assets", "create", "--type"}).out, "internal\nexternal\nlicence\n");
+    EXPECT_EQ(e.run({"__complete", "assets", "upload", "--watermark-asset"}).out, "true\nfalse\n");
+    EXPECT_EQ(e.run({"__complete", "assets", "create", "--name"}).out, "");
+}
+
+/// Runs `script` in `shell` (-c) with ddctl's directory first on PATH; its stdout.
+std::string shell_output(const std::string& shell, const std::string& script)
+{
+    const std::string dir = fs::path(DDCTL_EXE).parent_path().string();
+    const std::string cmd = "PATH='" + dir + "':\"$PATH\" " + shell + " -c '" + script + "' 2>&1";
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    for (std::array<char, 4096> chunk{}; p;)
+    {
+        const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), p);
+        if (n == 0)
+            break;
+        out.append(chunk.data(), n);
+    }
+    if (p)
+        ::pclose(p);
+    return out;
+}
+
+TEST(cli_help, zsh_completes_commands_options_and_values)
+{
+    if (::access("/usr/bin/zsh", X_OK) != 0 && ::access("/bin/zsh", X_OK) != 0)
+        GTEST_SKIP() << "zsh is not installed";
+    // compsys itself needs an interactive shell: compadd and _files stand in,
+    // printing what the script offers
+    auto complete = [](const std::string& words, int current) {
+        return shell_output("zsh", "compdef() { :; }; compadd() { [[ $1 == -a ]] && print -l -- ${(P)2}; }; "
+                                   "_files() { print FILES; }; source " DDCTL_COMPLETION_DIR "/ddctl.zsh; "
+                                   "words=(ddctl " + words + "); CURRENT=" + std::to_string(current) + "; _ddctl");
+    };
+    // compadd filters by the prefix: the script offers every candidate
+    EXPECT_NE(complete("orders wa", 3).find("wait-downloads\n"), std::string::npos);
+    EXPECT_NE(complete("orders list --st", 4).find("--status\n"), std::string::npos);
+    const std::string values = complete("orders list --status pa", 5);
+    EXPECT_NE(values.find("paid\n"), std::string::npos) << values;
+    EXPECT_NE(values.find("partially_refunded\n"), std::string::npos) << values;
+    EXPECT_EQ(values.find("--"), std::string::npos) << values;  // values only
+    EXPECT_EQ(complete("assets upload --name x", 5), "FILES\n");  // a free value: file names
+}
+
+TEST(cli_help, fish_completes_commands_options_and_values)
+{
+    if (::access("/usr/bin/fish", X_OK) != 0 && ::access("/bin/fish", X_OK) != 0)
+        GTEST_SKIP() << "fish is not installed";
+    auto complete = [](const std::string& line) {
+        return shell_output("fish", "source " DDCTL_COMPLETION_DIR "/ddctl.fish; complete -C \"" + line + "\"");
+    };
+    EXPECT_EQ(complete("ddctl orders wa"), "wait-downloads\n");
+    EXPECT_NE(complete("ddctl orders list --created-at-m").find("--created-at-min\n"), std::string::npos);
+    EXPECT_EQ(complete("ddctl orders list --status partially_r"), "partially_refunded\n");
+    EXPECT_EQ(complete("ddctl -o j"), "json\n");
 }

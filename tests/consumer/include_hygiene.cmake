@@ -1,9 +1,9 @@
 # Fails when <digital_delivery.hpp> includes, directly or not, a header of
 # Boost.Beast or OpenSSL (they belong to <digital_delivery/beast_transport.hpp>
 # only) or of the Redis or shared-memory rate-limit store (opt-in headers); with separate compilation, when it includes Boost.JSON's DOM or
-# parser, or when a translation unit that co_awaits a request function
-# compiles any of what src.hpp compiles once per endpoint (the encoder, the
-# decoder, the launch, the default awaitable).
+# parser, or when a call site instantiates other than README.md says, per kind
+# of call (below; none compiles what src.hpp compiles once per endpoint: the
+# encoder, the decoder, the launch, the default awaitable).
 # -DCXX=... -DINCLUDE_DIR=... -DWORK_DIR=...
 file(MAKE_DIRECTORY ${WORK_DIR})
 file(WRITE ${WORK_DIR}/umbrella.cpp "#include <digital_delivery.hpp>\n")
@@ -38,38 +38,109 @@ check_umbrella("the Redis or shared-memory rate-limit store"
 # Separate compilation: the call site sees declarations only.
 check_umbrella("Boost.JSON's DOM or parser" "boost/json/(value|object|array|basic_parser|parser|serialize)"
                -DDIGITAL_DELIVERY_SEPARATE_COMPILATION)
-file(WRITE ${WORK_DIR}/one_call.cpp [=[
+# What a call site instantiates with separate compilation, per kind of call
+# (README.md, "Using it in your project"), checked on the defined symbols (nm):
+#  - an endpoint called with the default token: no Asio initiation, a call of
+#    the compiled endpoint_ops<D>::await (a translation unit of its own);
+#  - an endpoint called with a token: async_initiate for that token, the
+#    handler made an any_completion_handler; the launch is compiled;
+#  - uploads, the watermark waiter, asset-list edits, raw requests: async_initiate
+#    with any token, the default one included (use_awaitable);
+#  - pagination: the range's composed operation (async_compose) and async_initiate;
+#    its page requests call the compiled endpoint_ops<D>::launch.
+# None of them compiles JSON encoding or decoding or an endpoint operation.
+set(_prologue [=[
 #include <digital_delivery.hpp>
-boost::asio::awaitable<digital_delivery::order> one_call(digital_delivery::client& c)
+#include <digital_delivery/raw_request.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/deferred.hpp>
+namespace dd = digital_delivery;
+namespace asio = boost::asio;
+]=])
+file(WRITE ${WORK_DIR}/call_plain.cpp "${_prologue}" [=[
+asio::awaitable<dd::order> plain(dd::client& c) { co_return co_await dd::async_get_order(c, "o1"); }
+]=])
+file(WRITE ${WORK_DIR}/call_others.cpp "${_prologue}" [=[
+asio::awaitable<void> with_token(dd::client& c)
 {
-    digital_delivery::order o = co_await digital_delivery::async_get_order(c, "o1");
-    co_return o;
+    auto [ec, d] = co_await dd::async_get_order_downloads(c, "o1", asio::as_tuple(asio::deferred));
+    (void)ec;
+    (void)d;
 }
-void with_token(digital_delivery::client& c)
+void with_callback(dd::client& c)
 {
-    digital_delivery::async_create_asset(c, {.type = digital_delivery::asset_type::internal, .name = "a"},
-                                         [](digital_delivery::error_code, digital_delivery::asset_with_upload) {});
+    dd::async_create_asset(c, {.type = dd::asset_type::internal, .name = "a"}, [](dd::error_code, dd::asset_with_upload) {});
+}
+asio::awaitable<dd::asset> upload(dd::client& c, std::shared_ptr<dd::body_source> s)
+{
+    co_return co_await dd::async_upload_asset(c, std::move(s), {.filename = "a.pdf"});
+}
+asio::awaitable<dd::order_downloads> waiter(dd::client& c) { co_return co_await dd::async_wait_for_downloads(c, "o1"); }
+asio::awaitable<dd::digital_product> edit(dd::client& c, const std::vector<std::string>& ids)
+{
+    co_return co_await dd::async_add_assets(c, "p1", ids);
+}
+asio::awaitable<boost::json::value> raw(dd::client& c)
+{
+    co_return co_await dd::async_raw_request(c, {.method = dd::http_method::get, .path = "/orders"});
+}
+asio::awaitable<void> pages(dd::client& c)
+{
+    auto orders = dd::paginate(dd::async_list_orders, c);
+    while (auto o = co_await orders.async_next())
+        (void)o;
 }
 ]=])
-execute_process(COMMAND ${CXX} -std=c++20 -c -DDIGITAL_DELIVERY_SEPARATE_COMPILATION -I${INCLUDE_DIR}
-                        ${WORK_DIR}/one_call.cpp -o ${WORK_DIR}/one_call.o
-                RESULT_VARIABLE rc ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "the one-call translation unit does not compile:\n${err}")
-endif()
-execute_process(COMMAND nm -C --defined-only ${WORK_DIR}/one_call.o
-                RESULT_VARIABLE rc OUTPUT_VARIABLE symbols)
-if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "nm failed on the one-call translation unit")
-endif()
-string(REGEX MATCHALL "[^\n]*(endpoint_ops<|json_decod|decode_json|encode_value|boost::json::)[^\n]*" compiled "${symbols}")
-if(compiled)
-    list(JOIN compiled "\n" text)
-    message(FATAL_ERROR "a call site compiles what src.hpp compiles once per endpoint:\n${text}")
-endif()
-execute_process(COMMAND nm -C --undefined-only ${WORK_DIR}/one_call.o OUTPUT_VARIABLE undefined)
-if(NOT undefined MATCHES "endpoint_ops<digital_delivery::endpoints::get_order>::await"
-   OR NOT undefined MATCHES "endpoint_ops<digital_delivery::endpoints::create_asset>::launch")
-    message(FATAL_ERROR "the one-call translation unit does not call the compiled endpoint operations:\n${undefined}")
-endif()
-message("separate compilation: the umbrella includes no Boost.JSON DOM or parser; a call site compiles no endpoint operation")
+
+# compile_call_site(name): compiles call_<name>.cpp; sets <name>_defined and
+# <name>_undefined (demangled symbols); fails when it compiles what src.hpp
+# compiles once per endpoint.
+function(compile_call_site name)
+    execute_process(COMMAND ${CXX} -std=c++20 -c -DDIGITAL_DELIVERY_SEPARATE_COMPILATION -I${INCLUDE_DIR}
+                            ${WORK_DIR}/call_${name}.cpp -o ${WORK_DIR}/call_${name}.o
+                    RESULT_VARIABLE rc ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "call_${name}.cpp does not compile:\n${err}")
+    endif()
+    execute_process(COMMAND nm -C --defined-only ${WORK_DIR}/call_${name}.o RESULT_VARIABLE rc OUTPUT_VARIABLE defined)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "nm failed on call_${name}.o")
+    endif()
+    execute_process(COMMAND nm -C --undefined-only ${WORK_DIR}/call_${name}.o OUTPUT_VARIABLE undefined)
+    string(REGEX MATCHALL "[^\n]*(endpoint_ops<|json_decod|decode_json|encode_value|boost::json::(parse|basic_parser|serialize|value_to|value_from))[^\n]*"
+           compiled "${defined}")
+    if(compiled)
+        list(JOIN compiled "\n" text)
+        message(FATAL_ERROR "call_${name}.cpp compiles what src.hpp compiles once per endpoint:\n${text}")
+    endif()
+    set(${name}_defined "${defined}" PARENT_SCOPE)
+    set(${name}_undefined "${undefined}" PARENT_SCOPE)
+endfunction()
+
+# expect(kind, symbols, present|absent|called, regex)
+function(expect kind symbols what regex)
+    if(what STREQUAL "absent")
+        if(symbols MATCHES "${regex}")
+            message(FATAL_ERROR "a call site (${kind}) instantiates ${regex}: README.md's list is stale")
+        endif()
+    elseif(NOT symbols MATCHES "${regex}")
+        message(FATAL_ERROR "a call site (${kind}) does not ${what} ${regex}: README.md's list is stale")
+    endif()
+endfunction()
+
+compile_call_site(plain)
+expect("default token" "${plain_defined}" absent "async_initiate|any_completion_handler")
+expect("default token" "${plain_undefined}" call "endpoint_ops<digital_delivery::endpoints::get_order>::await")
+compile_call_site(others)
+set(d "${others_defined}")
+set(initiate "async_initiate<[^\n]*")
+expect("with a token" "${d}" instantiate "${initiate}boost::asio::as_tuple_t<boost::asio::deferred_t>[^\n]*endpoint_initiation<digital_delivery::endpoints::get_order_downloads>")
+expect("with a token" "${d}" instantiate "any_completion_handler<void \\(boost::system::error_code, digital_delivery::order_downloads\\)>")
+expect("with a token" "${others_undefined}" call "endpoint_ops<digital_delivery::endpoints::get_order_downloads>::launch")
+expect("with a callback" "${d}" instantiate "${initiate}endpoint_initiation<digital_delivery::endpoints::create_asset>")
+foreach(kind upload_initiation wait_downloads_initiation asset_edit_initiation raw_initiation)
+    expect("${kind}" "${d}" instantiate "${initiate}default_initiation<digital_delivery::detail::${kind}>")
+endforeach()
+expect("pagination" "${d}" instantiate "${initiate}paginate_next_op<digital_delivery::endpoints::list_orders, true>")
+expect("pagination" "${others_undefined}" call "endpoint_ops<digital_delivery::endpoints::list_orders>::launch")
+message("separate compilation: the umbrella includes no Boost.JSON DOM or parser; call sites instantiate what README.md lists")

@@ -106,6 +106,77 @@ TEST_F(errors_test, unknown_404_and_422_fall_back_to_generic_codes)
     EXPECT_EQ(diag.to_string(), "GET /orders/o1: 422 Filename can't be blank; Byte size must be greater than 0 (dd.example.test)");
 }
 
+// A wrong base URL (one without /api/v1/external) gives 404s that are not the
+// API's: client_message says what to check. Before, a bare 404 said nothing more.
+TEST_F(errors_test, a_404_without_the_apis_error_body_suggests_checking_the_base_url)
+{
+    const std::string hint = "the base URL may be wrong (it should end with /api/v1/external)";
+    for (const char* body : {"", "<html><body>404 Not Found</body></html>", R"({"status":404})", "[]"})
+    {
+        SCOPED_TRACE(body);
+        fake->expect_any().respond(404, body).header("Content-Type", body[0] == '<' ? "text/html" : "application/json");
+        auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
+        EXPECT_EQ(ec, dd::api_errc::not_found);
+        EXPECT_NE(diag.client_message.find(hint), std::string::npos) << diag.client_message;
+        EXPECT_NE(diag.to_string().find(hint), std::string::npos) << diag.to_string();
+    }
+    // The API's own 404s say nothing of the kind.
+    for (const char* body : {R"({"error":"Order not found"})", R"({"error":"Widget not found"})"})
+    {
+        SCOPED_TRACE(body);
+        fake->expect_any().respond(404, body);
+        auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
+        EXPECT_EQ(ec, dd::condition::not_found);
+        EXPECT_TRUE(diag.client_message.empty()) << diag.client_message;
+    }
+}
+
+// docs/errors.md, "Retryable or not", code by code: the transport's timeouts
+// are transient, the operation's own limits are not; a 429 was not processed.
+TEST(retryable_or_not, as_errors_md_says)
+{
+    using ce = dd::client_errc;
+    for (auto e : {ce::resolve_timeout, ce::connect_timeout, ce::tls_handshake_timeout, ce::request_timeout,
+                   ce::idle_timeout, ce::connection_closed, ce::proxy_unreachable})
+        EXPECT_TRUE(dd::is_transient(e)) << dd::make_error_code(e).message();
+    EXPECT_TRUE(dd::is_transient(dd::api_errc::rate_limited));
+    EXPECT_TRUE(dd::is_transient(dd::api_errc::server_error));
+    EXPECT_TRUE(dd::is_transient(asio::error::connection_refused));
+    EXPECT_TRUE(dd::is_transient(asio::error::connection_reset));
+    for (auto e : {ce::deadline_exceeded, ce::rate_limit_wait_exceeds_deadline, ce::upload_stalled})
+        EXPECT_FALSE(dd::is_transient(e)) << dd::make_error_code(e).message();
+
+    for (auto e : {ce::resolve_timeout, ce::connect_timeout, ce::tls_handshake_timeout, ce::proxy_unreachable,
+                   ce::proxy_auth_required, ce::proxy_tunnel_refused, ce::invalid_argument,
+                   ce::rate_limit_wait_exceeds_deadline})
+        EXPECT_TRUE(dd::is_request_not_sent(e)) << dd::make_error_code(e).message();
+    EXPECT_TRUE(dd::is_request_not_sent(dd::api_errc::rate_limited));  // reached the server, refused unprocessed
+    // May have been processed: a POST that ended so is ambiguous (docs/ambiguous-writes.md).
+    for (auto e : {ce::request_timeout, ce::idle_timeout, ce::connection_closed, ce::deadline_exceeded})
+        EXPECT_FALSE(dd::is_request_not_sent(e)) << dd::make_error_code(e).message();
+    EXPECT_FALSE(dd::is_request_not_sent(dd::api_errc::server_error));
+}
+
+// docs/operations.md, "Diagnostics": cleared when a request starts, which
+// writes its method, host and path, and its attempts when it completes, on
+// success too; the failure's fields only on failure.
+TEST_F(errors_test, diagnostics_of_a_success_name_the_request_and_its_attempts)
+{
+    diag.server_message = "stale";
+    diag.http_status = 500;
+    diag.client_message = "stale";
+    fake->expect_any().respond(200, R"({"order":)" + order_json() + "}");
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
+    ASSERT_FALSE(ec) << ec.message();
+    EXPECT_EQ(diag.method, "GET");
+    EXPECT_EQ(diag.path, "/orders/o1");
+    EXPECT_EQ(diag.host, "dd.example.test");
+    EXPECT_EQ(diag.attempts, 1u);
+    EXPECT_EQ(diag.http_status, 0u);
+    EXPECT_TRUE(diag.server_message.empty());
+    EXPECT_TRUE(diag.client_message.empty());
+}
+
 TEST_F(errors_test, quota_codes)
 {
     fake->expect_any().respond(422, R"({"error":"Asset storage limit exceeded","code":"asset_storage_limit_exceeded"})");

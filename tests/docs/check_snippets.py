@@ -92,6 +92,7 @@ repository this script is in).
 
 import argparse
 import concurrent.futures
+import fnmatch
 import glob
 import os
 import re
@@ -678,6 +679,113 @@ def compile_one(snippet, index, args, work_dir, pch_flags=None):
     return ("FAIL", snippet, first_errors(r.stdout, args.errors), wrapped)
 
 
+def test_programs(root):
+    """The test programs and targets the build defines, each with the
+    GoogleTest suites of its sources: `<area>_tests` or `<NAME>_tests` of each
+    digital_delivery_test_program() of tests/, and the custom targets
+    (unit_tests, suites unknown: None)."""
+    programs = {}
+    labels = {}  # ctest label -> the programs that have it
+    for cml in glob.glob(os.path.join(root, "tests", "**", "CMakeLists.txt"), recursive=True):
+        with open(cml, encoding="utf-8") as f:
+            text = "\n".join(l for l in f.read().splitlines() if not l.lstrip().startswith("#"))
+        for m in re.finditer(r"digital_delivery_test_program\(\s*(\w+)([^)]*)\)", text):
+            name = re.search(r"\bNAME\s+(\w+)", m.group(2))
+            suites = set()
+            for src in re.findall(r"[\w/]+\.cpp", m.group(2)):
+                path = os.path.join(os.path.dirname(cml), src)
+                if os.path.isfile(path):
+                    with open(path, encoding="utf-8") as f:
+                        suites.update(re.findall(r"^\s*TEST(?:_F|_P)?\(\s*(\w+)\s*,", f.read(), re.M))
+            programs[(name.group(1) if name else m.group(1)) + "_tests"] = suites
+            kind = "integration" if re.search(r"\b(SANDBOX|INTEGRATION)\b", m.group(2)) else "unit"
+            labels.setdefault(m.group(1), set()).add((name.group(1) if name else m.group(1)) + "_tests")
+            labels.setdefault(kind, set()).add((name.group(1) if name else m.group(1)) + "_tests")
+        for m in re.finditer(r"add_custom_target\(\s*(\w+_tests)\b", text):
+            programs[m.group(1)] = None
+    return programs, labels
+
+
+def check_test_program_names(files, root):
+    """Every `<name>_tests` a page names (a command to build or run, a path) is
+    a test program of the build, or one the page itself defines (a user's
+    add_executable / executable in an example); a `--gtest_filter` given to one
+    names suites of that program (a filter that matches nothing runs no test);
+    a line that builds `--target`s and runs `ctest -L <label>` builds every
+    program with that label. Returns the offending lines."""
+    programs, labels = test_programs(root)
+    errors = []
+    for f in files:
+        with open(f, encoding="utf-8") as fh:
+            text = fh.read()
+        own = set(re.findall(r"(?:add_executable\(|executable\(')(\w+_tests)\b", text))
+        for n, line in enumerate(text.splitlines(), 1):
+            where = f"{os.path.relpath(f, root)}:{n}"
+            for name in re.findall(r"\b([a-z][a-z0-9_]*_tests)\b", line):
+                if name not in programs and name not in own:
+                    errors.append(f"{where}: `{name}` is no test program of tests/ "
+                                  f"(known: {', '.join(sorted(programs))})")
+            # One line that builds targets and runs a label: the label's programs are built.
+            built = re.search(r"--target((?:\s+[\w-]+)+)", line)
+            label = re.search(r"\bctest\b.*\s-L\s+(\w+)", line)
+            if built and label:
+                targets = set(built.group(1).split())
+                if "unit_tests" in targets:
+                    targets |= labels.get("unit", set())
+                missing = sorted(labels.get(label.group(1), set()) - targets)
+                if missing:
+                    errors.append(f"{where}: `ctest -L {label.group(1)}` also runs {', '.join(missing)}, "
+                                  f"which the line does not build (ctest reports it Not Run)")
+            for name, flt in re.findall(r"\b([a-z][a-z0-9_]*_tests)\s+--gtest_filter=['\"]?([^'\"\s`]+)", line):
+                suites = programs.get(name)
+                if not suites:
+                    continue
+                for part in re.split(r"[:\-]", flt):
+                    if part and not any(fnmatch.fnmatchcase(suite + ".x", part.split(".")[0] + ".*")
+                                        for suite in suites):
+                        errors.append(f"{where}: `{name} --gtest_filter={flt}`: `{part}` names no suite of "
+                                      f"{name} ({', '.join(sorted(suites))})")
+    return errors
+
+
+def check_readme_headers(root):
+    """README.md's table "What is in it": a type or concept a row names in
+    backticks (`testing::fake_transport`, `any_transport`) that a public header
+    declares is declared in one of the headers the row lists (globs allowed:
+    `testing/*.hpp`). Returns the offending rows."""
+    path = os.path.join(root, "README.md")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    start = text.find("## What is in it")
+    if start < 0:
+        return [f"README.md: no section \"What is in it\""]
+    end = text.find("\n## ", start + 1)
+    include = os.path.join(root, "include", "digital_delivery")
+    headers = glob.glob(os.path.join(root, "include", "**", "*.hpp"), recursive=True)
+    sources = {h: open(h, encoding="utf-8").read() for h in headers}
+
+    def declares(h, name):
+        return re.search(r"\b(?:class|struct|using|concept|enum class)\s+" + re.escape(name) + r"\b",
+                         sources.get(h, "")) is not None
+
+    errors = []
+    first = text.count("\n", 0, start) + 1
+    for n, line in enumerate(text[start:end if end > 0 else len(text)].splitlines(), first):
+        cols = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cols) < 2 or set(cols[0]) <= set("-: "):
+            continue
+        listed = []
+        for h in re.findall(r"`([\w/.*]+\.hpp)`", cols[1]):
+            listed += glob.glob(os.path.join(include, h))
+        for name in re.findall(r"`((?:\w+::)*\w+)`", cols[0]):
+            base = name.split("::")[-1]
+            anywhere = [os.path.relpath(h, include) for h in headers if declares(h, base)]
+            if anywhere and not any(declares(h, base) for h in listed):
+                errors.append(f"README.md:{n}: `{name}` is declared in {', '.join(anywhere)}, "
+                              f"which the row does not list")
+    return errors
+
+
 def main(argv):
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(description="Compile the C++ snippets of the documentation.",
@@ -724,6 +832,12 @@ def main(argv):
     if not snippets:
         print("error: no ```cpp snippet found in " + ", ".join(files), file=sys.stderr)
         return 2
+    # The commands of the pages name test programs that exist.
+    bad_names = check_test_program_names(files, root)
+    if not args.files:
+        bad_names += check_readme_headers(root)
+    for e in bad_names:
+        print(f"FAIL {e}", flush=True)
 
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
@@ -776,7 +890,9 @@ def main(argv):
           f"failed {failed}; not run:")
     for reason, ss in sorted(not_run.items(), key=lambda kv: -len(kv[1])):
         print(f"  {len(ss):3d}  {reason}: " + ", ".join(f"{s.display}:{s.line}" for s in ss))
-    return 1 if failed else 0
+    if bad_names:
+        print(f"test program names, README's headers: {len(bad_names)} wrong (above)")
+    return 1 if failed or bad_names else 0
 
 
 if __name__ == "__main__":

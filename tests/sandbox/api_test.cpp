@@ -32,7 +32,7 @@ TEST_F(sandbox_test, MissingOrWrongKeyIs401)
     EXPECT_EQ(r.status, 401);
     r = call("GET", "/sandbox/outbox", "", {}, false);
     EXPECT_EQ(r.status, 401);
-    EXPECT_EQ(call("GET", "/sandbox/health", "", {}, false).body, R"({"status":"ok"})");
+    EXPECT_EQ(call("GET", "/sandbox/health", "", {}, false).body, R"({"status":"ok","service":"digital-delivery-sandbox"})");
 }
 
 TEST_F(sandbox_test, UnknownRouteIs404NotFound)

@@ -339,7 +339,7 @@ TEST_F(stores_test, UnknownOrMissingKeyIsAnsweredByTheDefaultStore)
         EXPECT_EQ(r.body, R"({"error":"Invalid API key"})");
         EXPECT_EQ(call("GET", "/sandbox/outbox", token).status, 401);
     }
-    EXPECT_EQ(call("GET", "/sandbox/health", "").body, R"({"status":"ok"})");
+    EXPECT_EQ(call("GET", "/sandbox/health", "").body, R"({"status":"ok","service":"digital-delivery-sandbox"})");
     EXPECT_EQ(call("GET", "/elsewhere", "").status, 404);
 }
 

@@ -109,6 +109,9 @@ struct cassette_options
 /// The mode named by environment variable `variable` ("once", "none" or
 /// "all"), `fallback` when it is unset. Throws std::invalid_argument for any
 /// other value.
+/// \param fallback The mode when the variable is unset.
+/// \param variable The environment variable's name.
+/// \return The mode.
 DIGITAL_DELIVERY_DECL record_mode record_mode_from_env(
     record_mode fallback = record_mode::once,
     const char* variable = "DIGITAL_DELIVERY_RECORD_MODE"
@@ -121,19 +124,25 @@ class recording_transport
 {
 public:
     /// Records what `inner` sends and receives to the file `path` (replaced).
+    /// \param inner The live transport.
+    /// \param path The cassette file.
+    /// \param options Masking.
     DIGITAL_DELIVERY_DECL recording_transport(any_transport inner, std::string path, cassette_options options = {});
 
+    /// \return The inner transport's executor.
     DIGITAL_DELIVERY_DECL boost::asio::any_io_executor get_executor() const;
 
     /// Sends through the inner transport. A streaming body is hashed on its
     /// way through, never buffered. When the cassette cannot be written the
     /// exchange completes with client_errc::cassette_invalid.
+    /// \param req The request.
+    /// \param h Called with the inner transport's answer.
     DIGITAL_DELIVERY_DECL void async_send(http_request req, transport_handler h);
 
-    /// Exchanges recorded so far.
+    /// \return Exchanges recorded so far.
     DIGITAL_DELIVERY_DECL std::size_t size() const;
 
-    /// The cassette file.
+    /// \return The cassette file's path.
     DIGITAL_DELIVERY_DECL const std::string& path() const noexcept;
 
 private:
@@ -147,24 +156,32 @@ class replay_transport
 public:
     /// Loads the cassette `path`. Throws error_with_diagnostics
     /// (client_errc::cassette_invalid) when it cannot be read or is not a cassette.
+    /// \param ex Where completions are posted.
+    /// \param path The cassette file.
+    /// \param options Masking and matching (those it was recorded with).
     DIGITAL_DELIVERY_DECL replay_transport(boost::asio::any_io_executor ex, const std::string& path, cassette_options options = {});
 
+    /// \return The executor given at construction.
     DIGITAL_DELIVERY_DECL boost::asio::any_io_executor get_executor() const;
 
     /// Answers with the matching recorded exchange (a streaming body is read to
     /// its end first, reporting progress), or client_errc::cassette_no_match
     /// (see verify()). Always completes through a post, never inline.
+    /// \param req The request.
+    /// \param h Called with the recorded answer.
     DIGITAL_DELIVERY_DECL void async_send(http_request req, transport_handler h);
 
-    /// The exchanges never used so far ("#3 GET /api/v1/external/orders?page=2").
+    /// \return The exchanges never used so far ("#3 GET /api/v1/external/orders?page=2").
     DIGITAL_DELIVERY_DECL std::vector<std::string> unused() const;
 
-    /// The requests that matched nothing, each with the closest recorded exchange.
+    /// \return The requests that matched nothing, each with the closest recorded exchange.
     DIGITAL_DELIVERY_DECL std::vector<std::string> mismatches() const;
 
     /// Strict mode, at the end of a test: client_errc::cassette_no_match when a
     /// request matched nothing, client_errc::cassette_unused_exchanges when a
     /// recorded exchange was never used; `diag.client_message` lists them.
+    /// \param diag Filled on failure.
+    /// \return Empty when every request matched and every exchange was used.
     DIGITAL_DELIVERY_DECL error_code verify(diagnostics& diag) const;
 
     /// The same; throws error_with_diagnostics on failure.
@@ -179,6 +196,13 @@ private:
 class cassette_transport
 {
 public:
+    /// Records when `mode` is all, or once and the file `path` does not
+    /// exist; replays otherwise.
+    /// \param ex Where completions are posted when replaying.
+    /// \param path The cassette file.
+    /// \param mode The VCR mode (record_mode_from_env() reads it from the environment).
+    /// \param make_inner Creates the live transport (called only when recording).
+    /// \param options Masking and matching.
     DIGITAL_DELIVERY_DECL cassette_transport(
         boost::asio::any_io_executor ex,
         std::string path,
@@ -187,14 +211,22 @@ public:
         cassette_options options = {}
     );
 
-    /// True when recording, false when replaying.
+    /// \return True when recording, false when replaying.
     bool recording() const noexcept { return recorder_.has_value(); }
 
+    /// \return The executor of the transport in use.
     DIGITAL_DELIVERY_DECL boost::asio::any_io_executor get_executor() const;
+    /// Records or replays one exchange.
+    /// \param req The request.
+    /// \param h Called with the answer.
     DIGITAL_DELIVERY_DECL void async_send(http_request req, transport_handler h);
 
     /// Replaying: replay_transport::verify(). Recording: success.
+    /// \param diag Cleared, then filled on failure.
+    /// \return The result.
     DIGITAL_DELIVERY_DECL error_code verify(diagnostics& diag) const;
+    /// Replaying: replay_transport::verify() (throws error_with_diagnostics on
+    /// failure). Recording: does nothing.
     DIGITAL_DELIVERY_DECL void verify() const;
 
 private:

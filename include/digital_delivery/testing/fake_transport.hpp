@@ -22,6 +22,11 @@
 /// expectation (or arrives when none is left) completes with
 /// boost::system::errc::protocol_error and is listed in mismatches().
 
+/// \namespace digital_delivery::testing
+/// For testing code that uses the library: fake_transport, virtual_clock,
+/// cassettes (recording_transport, replay_transport, cassette_transport) and
+/// sandbox, a digital-delivery-sandbox process.
+
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/transport.hpp>
 
@@ -47,6 +52,9 @@
 namespace digital_delivery {
 namespace testing {
 
+/// A transport that answers from a script of expectations (see the file's
+/// comment). Satisfies the transport concept; share it with the client
+/// through a shared_ptr to inspect it afterwards.
 class fake_transport
 {
 public:
@@ -56,6 +64,10 @@ public:
     public:
         /// Answer with this status, body and headers. A body starting with
         /// '{' or '[' gets `Content-Type: application/json` unless given.
+        /// \param status The status code.
+        /// \param body The body.
+        /// \param headers The header fields.
+        /// \return This expectation.
         expectation& respond(unsigned status, std::string body = {}, http_headers headers = {})
         {
             status_ = status;
@@ -66,18 +78,25 @@ public:
             return *this;
         }
         /// Add a response header.
+        /// \param name The field's name.
+        /// \param value The field's value.
+        /// \return This expectation.
         expectation& header(std::string_view name, std::string_view value)
         {
             headers_.add(name, value);
             return *this;
         }
         /// Fail at the transport level (e.g. connection_refused, a timeout code).
+        /// \param ec The error the request completes with.
+        /// \return This expectation.
         expectation& fail(error_code ec)
         {
             error_ = ec;
             return *this;
         }
         /// Answer only after `d` (cancellable meanwhile).
+        /// \param d The delay.
+        /// \return This expectation.
         expectation& delay(std::chrono::milliseconds d)
         {
             delay_ = d;
@@ -85,6 +104,7 @@ public:
         }
         /// Never answer; only cancellation (or the request's timeout:
         /// client_errc::request_timeout) completes the request.
+        /// \return This expectation.
         expectation& hang()
         {
             hang_ = true;
@@ -103,10 +123,14 @@ public:
         bool hang_ = false;
     };
 
+    /// \param ex Where completions are posted.
     explicit fake_transport(boost::asio::any_io_executor ex) : ex_(std::move(ex)) {}
 
     /// Expect a request with this method and target (path and query string
     /// exactly as sent, e.g. "/api/v1/external/orders?page=2").
+    /// \param m The method.
+    /// \param target The path and query.
+    /// \return The new expectation, to script its answer.
     expectation& expect(http_method m, std::string target)
     {
         std::lock_guard<std::mutex> lk(mtx_);
@@ -117,27 +141,28 @@ public:
     }
 
     /// Expect any request.
+    /// \return The new expectation, to script its answer.
     expectation& expect_any()
     {
         std::lock_guard<std::mutex> lk(mtx_);
         return script_.emplace_back();
     }
 
-    /// Every request received, in order.
+    /// \return Every request received, in order.
     std::vector<http_request> requests() const
     {
         std::lock_guard<std::mutex> lk(mtx_);
         return requests_;
     }
 
-    /// Requests that did not match their expectation (one line each).
+    /// \return Requests that did not match their expectation (one line each).
     std::vector<std::string> mismatches() const
     {
         std::lock_guard<std::mutex> lk(mtx_);
         return mismatches_;
     }
 
-    /// True when every expectation was consumed and nothing mismatched.
+    /// \return True when every expectation was consumed and nothing mismatched.
     bool done() const
     {
         std::lock_guard<std::mutex> lk(mtx_);
@@ -145,6 +170,8 @@ public:
     }
 
     /// The path and query of an absolute URL ("/a/b?c").
+    /// \param url An absolute URL.
+    /// \return A view of its path and query.
     static std::string_view target_of(std::string_view url)
     {
         auto p = url.find("://");
@@ -156,8 +183,12 @@ public:
 
     // ---- the transport concept ----
 
+    /// \return The executor given at construction.
     boost::asio::any_io_executor get_executor() const { return ex_; }
 
+    /// Matches `req` against the next expectation and answers as it says.
+    /// \param req The request.
+    /// \param h Called with the scripted answer, or protocol_error on a mismatch.
     void async_send(http_request req, transport_handler h)
     {
         expectation e;

@@ -98,11 +98,13 @@ public:
     /// An answer of request().
     struct response
     {
-        int status = 0;
-        std::vector<std::pair<std::string, std::string>> headers{};
-        std::string body{};
+        int status = 0;  ///< The HTTP status.
+        std::vector<std::pair<std::string, std::string>> headers{};  ///< Name and value of each header, in order.
+        std::string body{};  ///< The body (de-chunked).
 
         /// The value of the first header named `name` (case-insensitive), or "".
+        /// \param name The header's name.
+        /// \return Its value, or "".
         std::string header(const std::string& name) const
         {
             for (const auto& [n, v] : headers)
@@ -118,6 +120,9 @@ public:
     /// configure the default store, e.g. {"--seed-orders", "5"}), and waits
     /// (at most 15 s) for it to say where it listens. `executable` empty: see
     /// find_executable(). Throws std::runtime_error when it cannot be started.
+    /// \param args The sandbox's command-line flags.
+    /// \param api_key The default store's API key.
+    /// \param executable The sandbox executable's path, or empty.
     explicit sandbox(std::vector<std::string> args = {}, std::string api_key = "sandbox-key",
                      std::string executable = {})
         : api_key_(std::move(api_key))
@@ -127,11 +132,14 @@ public:
 
     sandbox(const sandbox&) = delete;
     sandbox& operator=(const sandbox&) = delete;
+    /// Stops the sandbox (stop()).
     ~sandbox() { stop(); }
 
     /// `explicit_path` when not empty, else the environment variable
     /// DIGITAL_DELIVERY_SANDBOX_EXE, else the macro of the same name. Throws
     /// std::runtime_error when none is given.
+    /// \param explicit_path A path, or empty.
+    /// \return The executable's path.
     static std::string find_executable(std::string explicit_path = {})
     {
         if (!explicit_path.empty())
@@ -148,14 +156,16 @@ public:
 #endif
     }
 
-    /// http://127.0.0.1:PORT
+    /// \return http://127.0.0.1:PORT
     const std::string& origin() const { return origin_; }
-    /// http://127.0.0.1:PORT/api/v1/external: the API's base URL, for every store.
+    /// \return http://127.0.0.1:PORT/api/v1/external: the API's base URL, for every store.
     std::string base_url() const { return origin_ + "/api/v1/external"; }
-    /// The default store's key (the one that creates and deletes stores).
+    /// \return The default store's key (the one that creates and deletes stores).
     const std::string& api_key() const { return api_key_; }
-    /// The process id, -1 once stopped.
+    /// \return The process id, -1 once stopped.
     pid_t pid() const { return pid_; }
+    /// \return True from a successful start until stop() (even if the process
+    /// exited on its own meanwhile).
     bool running() const { return pid_ > 0; }
 
     /// POST /sandbox/stores: a new isolated store configured by `options` (the
@@ -163,6 +173,9 @@ public:
     /// flags not given take the built-in defaults), with `api_key` as its key
     /// (empty: the sandbox makes a unique one). Throws std::runtime_error with
     /// the status and body when it is refused.
+    /// \param options The store's flags.
+    /// \param api_key The new store's key, or empty.
+    /// \return The new store.
     store create_store(const std::vector<std::string>& options = {}, const std::string& api_key = {}) const
     {
         boost::json::array opts;
@@ -192,6 +205,7 @@ public:
     /// DELETE /sandbox/stores/{id}: removes the store with its state and files.
     /// Throws std::runtime_error with the status and body when it is refused
     /// (unknown id, or the default store).
+    /// \param id The store's id (store::id).
     void delete_store(const std::string& id) const
     {
         const response r = request("DELETE", "/sandbox/stores/" + id, {});
@@ -203,6 +217,9 @@ public:
     /// the default store) forward by `by` (>= 0, fractions of a second
     /// allowed). Timestamps, the expiry of presigned URLs and downloads,
     /// preorder releases and watermarking follow it; the rate limiter does not.
+    /// \param by How far to move it.
+    /// \param api_key The store's key, or empty.
+    /// \return The store's clock after the move.
     clock_reading advance_clock(std::chrono::duration<double> by, const std::string& api_key = {}) const
     {
         boost::json::object body;
@@ -210,17 +227,24 @@ public:
         return read_clock(request("POST", "/sandbox/clock", boost::json::serialize(body), api_key), "advance_clock");
     }
     /// The same for `s`.
+    /// \param s The store.
+    /// \param by How far to move it.
+    /// \return The store's clock after the move.
     clock_reading advance_clock(const store& s, std::chrono::duration<double> by) const
     {
         return advance_clock(by, s.api_key);
     }
 
     /// GET /sandbox/clock of the store of `api_key` (empty: the default store).
+    /// \param api_key The store's key, or empty.
+    /// \return The store's clock.
     clock_reading clock(const std::string& api_key = {}) const
     {
         return read_clock(request("GET", "/sandbox/clock", {}, api_key), "clock");
     }
     /// The same for `s`.
+    /// \param s The store.
+    /// \return The store's clock.
     clock_reading clock(const store& s) const { return clock(s.api_key); }
 
     /// One request to the sandbox, e.g. request("POST", "/sandbox/purchases",
@@ -229,6 +253,11 @@ public:
     /// A body is sent as application/json. Any status is returned; throws
     /// std::runtime_error when there is no complete answer (connection
     /// refused, timeout of 30 s per send or receive, 60 s in all).
+    /// \param method "GET", "POST", ...
+    /// \param target The path and query.
+    /// \param body The body, or empty for none.
+    /// \param api_key The store's key, or empty.
+    /// \return The answer.
     response request(const std::string& method, const std::string& target, const std::string& body = {},
                      const std::string& api_key = {}) const
     {

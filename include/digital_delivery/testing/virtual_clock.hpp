@@ -37,11 +37,13 @@
 namespace digital_delivery {
 namespace testing {
 
+/// The library's time, paused while this object lives (see the file's
+/// comment). Throws std::logic_error when another one exists.
 class virtual_clock
 {
 public:
-    using duration = detail::clock::duration;
-    using time_point = detail::clock::time_point;
+    using duration = detail::clock::duration;      ///< steady_clock's duration.
+    using time_point = detail::clock::time_point;  ///< A steady_clock time point.
 
     /// Pauses the library's time at the current steady_clock instant.
     virtual_clock()
@@ -60,13 +62,14 @@ public:
     /// Back to real time.
     ~virtual_clock() { detail::paused_now_ns.store(0); }
 
-    /// The library's current (virtual) time.
+    /// \return The library's current (virtual) time.
     static time_point now() noexcept { return detail::clock::now(); }
 
-    /// The wall-clock time that goes with now() (server dates, URL expiry).
+    /// \return The wall-clock time that goes with now() (server dates, URL expiry).
     static std::chrono::system_clock::time_point system_now() noexcept { return detail::clock::system_now(); }
 
     /// Moves time forward by `d` (timers that expire are then ready to run).
+    /// \param d How far; zero or negative does nothing.
     void advance(duration d) noexcept
     {
         if (d > duration::zero())
@@ -76,6 +79,9 @@ public:
     /// Runs `ioc` while moving time forward by `d` in steps of at most `step`,
     /// letting every handler that becomes ready at each instant run before time
     /// moves on. Returns with time exactly `d` later.
+    /// \param ioc The io_context that runs the operations under test.
+    /// \param d How far to move time.
+    /// \param step The largest single move.
     void run_for(boost::asio::io_context& ioc, duration d, duration step = std::chrono::milliseconds(10))
     {
         settle(ioc);
@@ -90,6 +96,11 @@ public:
 
     /// Runs `ioc`, moving time forward in steps of `step`, until `done()` is
     /// true or `limit` of virtual time has passed; returns done().
+    /// \param ioc The io_context that runs the operations under test.
+    /// \param done Called with no argument; true ends the run.
+    /// \param limit The most virtual time to let pass.
+    /// \param step Each move of time.
+    /// \return done() at the end.
     template <class Predicate>
     bool run_until(boost::asio::io_context& ioc, Predicate done, duration limit,
                    duration step = std::chrono::milliseconds(10))

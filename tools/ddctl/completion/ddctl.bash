@@ -1,6 +1,7 @@
 # bash completion for ddctl (installed as share/bash-completion/completions/ddctl).
 # The candidates come from ddctl itself (`ddctl __complete WORDS...` walks its
-# command-line definition), so they never fall out of date.
+# command-line definition: subcommands, options, and the values of an option
+# that takes one of a known set; none: file names), so they never fall out of date.
 _ddctl() {
     local cur=${COMP_WORDS[COMP_CWORD]}
     local candidates

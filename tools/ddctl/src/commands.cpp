@@ -8,11 +8,14 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/json/serialize.hpp>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -30,7 +33,8 @@ enum class kind
 {
     read,
     write,
-    emails,  ///< a write that emails a customer
+    emails,   ///< a write that emails a customer: confirmed first
+    deletes,  ///< a deletion: confirmed first
 };
 
 constexpr std::size_t path_ids(std::string_view path)
@@ -91,7 +95,7 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
     if constexpr (has_body)
         add_payload_options<typename D::body>(*app, args->payload);
     app->callback([&sel, args, fn, spec, k, what]() {
-        if (k == kind::emails)
+        if (k == kind::emails || k == kind::deletes)
             sel.confirm = std::string(what) + " " + (args->ids.empty() ? std::string() : args->ids.front());
         sel.write = k != kind::read;
         sel.run = [args, fn, spec](session& s) -> asio::awaitable<void> {
@@ -104,15 +108,24 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
                     dd::diagnostics diag;
                     auto [ec, list] = co_await fn(s.client, q, s.ropts, diag, asio::as_tuple(asio::deferred));
                     s.check(ec, diag);
-                    s.out.page(s.tap->last_body, spec);
-                    if (!s.out.json())
-                        std::cout << "(page " << list.pagination.current_page << " of " << list.pagination.total_pages
-                                  << ", " << list.pagination.total_count << " in all: --page N or --all for more)\n";
+                    const std::size_t n = s.out.page(s.tap->last_body, spec);
+                    if (s.out.json())
+                        co_return;
+                    const auto& p = list.pagination;
+                    if (p.total_count == 0)
+                        std::cout << "no " << spec.noun() << '\n';
+                    else if (n == 0)
+                        std::cout << "no " << spec.noun() << " on page " << p.current_page << " (" << p.total_count
+                                  << " in all, " << p.total_pages << (p.total_pages == 1 ? " page)\n" : " pages)\n");
+                    else
+                        std::cout << "(page " << p.current_page << " of " << p.total_pages << ", " << p.total_count
+                                  << " in all: --page N or --all for more)\n";
                     co_return;
                 }
                 if (!q.per_page)
                     q.per_page = D::max_per_page;
                 auto pages = dd::paginate_pages(fn, s.client, q, dd::paginate_options{}, s.ropts);
+                std::size_t printed = 0;
                 for (;;)
                 {
                     dd::diagnostics diag;
@@ -120,8 +133,10 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
                     s.check(ec, diag);
                     if (!page)
                         break;
-                    s.out.page(s.tap->last_body, spec);
+                    printed += s.out.page(s.tap->last_body, spec);
                 }
+                if (printed == 0 && !s.out.json())
+                    std::cout << "no " << spec.noun() << '\n';
             }
             else if constexpr (has_body)
             {
@@ -164,10 +179,12 @@ std::string human_bytes(double b)
     return buf;
 }
 
-/// Upload progress on stderr: a bar on a terminal, plain lines otherwise.
-dd::upload_options progress_options(bool terminal)
+/// Upload progress on stderr: a bar on a terminal, plain lines otherwise, none with --no-progress.
+dd::upload_options progress_options(bool terminal, bool shown)
 {
     dd::upload_options o;
+    if (!shown)
+        return o;
     o.progress_interval = terminal ? std::chrono::milliseconds(200) : std::chrono::milliseconds(1000);
     o.on_progress = [terminal](const dd::upload_progress& p) {
         const double frac = p.total ? static_cast<double>(p.bytes_sent) / static_cast<double>(p.total) : 1.0;
@@ -214,7 +231,7 @@ asio::awaitable<void> run_upload(session& s, const upload_args& a, const Start& 
     if (!src)
         throw cli_error(exit_usage, "cannot read " + a.file + ": " + ec.message());
     dd::diagnostics diag;
-    const dd::upload_options opts = progress_options(s.terminal_err);
+    const dd::upload_options opts = progress_options(s.terminal_err, s.progress);
     auto [uec, asset] = co_await start(src, opts, diag);
     const std::string then = "PUT the " + std::to_string(src->size()) + " bytes of " + a.file + " to the presigned upload URL";
     if (!s.dry_run && uec && !asset.id.empty())
@@ -251,8 +268,9 @@ void add_upload_commands(CLI::App& assets, selection& sel)
         app->add_option("file", a->file, "the file to upload")->required();
         upload_options_of(*app, *a);
         app->add_option("--name", a->name, "display name");
-        app->add_option("--watermark-asset", a->watermark, "PDF watermarking on delivery (true|false)")
-            ->check(CLI::IsMember({"true", "false"}));
+        completes_with(app->add_option("--watermark-asset", a->watermark, "PDF watermarking on delivery (true|false)")
+                           ->check(CLI::IsMember({"true", "false"})),
+                       {"true", "false"});
         app->callback([&sel, a]() {
             sel.run = [a](session& s) -> asio::awaitable<void> {
                 const std::string filename = filename_of(*a);
@@ -379,24 +397,124 @@ void add_wait_downloads(CLI::App& orders, selection& sel)
 
 // ---- request METHOD PATH -------------------------------------------------------------------
 
+struct raw_args
+{
+    std::string method, path;
+    std::vector<std::string> query;
+    std::vector<std::string> fields;  // -F
+    payload_values body;              // only --data
+    bool all = false, include = false;
+};
+
+/// --include: the answer's status line and headers, then a blank line.
+void print_head(const tap_state& tap)
+{
+    std::cout << "HTTP/1.1 " << tap.last_status << '\n';
+    for (const auto& h : tap.last_headers)
+        std::cout << h.name << ": " << h.value << '\n';
+    std::cout << '\n';
+}
+
+/// Sends one raw request and prints its answer (`--include`: its head first).
+asio::awaitable<void> send_raw(session& s, const raw_args& a, const dd::raw_request& r)
+{
+    dd::diagnostics diag;
+    s.tap->last_status = 0;
+    auto [ec, v] = co_await dd::async_raw_request(s.client, r, s.ropts, diag, asio::as_tuple(asio::deferred));
+    if (a.include && s.tap->last_status && !s.dry_run)
+        print_head(*s.tap);
+    s.check(ec, diag);
+}
+
+/// `request GET PATH --all`: every page, from `page` (default 1), each
+/// printed as it arrives: the items of the answer's one list member (next to
+/// its `pagination`), as the list commands print theirs.
+asio::awaitable<void> walk_raw(session& s, const raw_args& a, dd::raw_query query)
+{
+    std::int64_t page = 1;
+    for (auto it = query.begin(); it != query.end();)
+        if (it->first == "page")
+        {
+            auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), page);
+            if (ec != std::errc{} || p != it->second.data() + it->second.size() || page < 1)
+                throw cli_error(exit_usage, "--all: page must be a positive integer, not " + it->second);
+            it = query.erase(it);
+        }
+        else
+            ++it;
+    query.emplace_back("page", "");
+    std::string items;                            // the list member's name, from the first page
+    std::vector<std::string> columns;             // the table's, from the first item's scalar fields
+    std::optional<std::int64_t> total;            // total_count of the first page
+    std::size_t printed = 0;
+    for (;;)
+    {
+        query.back().second = std::to_string(page);
+        co_await send_raw(s, a, dd::raw_request{.path = std::string_view(a.path), .query = query});
+        const std::string& body = s.tap->last_body;
+        const boost::json::value v = parse_body(body);
+        const boost::json::object* o = v.if_object();
+        const boost::json::object* p = o && o->if_contains("pagination") ? o->at("pagination").if_object() : nullptr;
+        if (!p || !p->if_contains("total_pages") || !p->if_contains("total_count") ||
+            !p->at("total_pages").is_int64() || !p->at("total_count").is_int64())
+            throw cli_error(exit_failure, "--all: the answer to GET " + a.path +
+                                              " has no pagination (total_pages, total_count): not a list");
+        if (items.empty())
+        {
+            for (const auto& kv : *o)
+                if (kv.value().is_array())
+                {
+                    if (!items.empty())
+                        throw cli_error(exit_failure, "--all: the answer to GET " + a.path + " has several lists (`" +
+                                                          items + "`, `" + std::string(kv.key()) + "`)");
+                    items = kv.key();
+                }
+            if (items.empty())
+                throw cli_error(exit_failure, "--all: the answer to GET " + a.path + " has no list");
+        }
+        const auto count = p->at("total_count").as_int64();
+        if (total && *total != count)
+            throw cli_error(exit_failure, "--all: the list changed while it was walked (" + std::to_string(*total) +
+                                              " items, then " + std::to_string(count) +
+                                              "): items may have been skipped or repeated; run it again");
+        total = count;
+        if (columns.empty())
+            if (const auto* arr = o->if_contains(items) ? o->at(items).if_array() : nullptr; arr && !arr->empty())
+                if (const auto* first = (*arr)[0].if_object())
+                    for (const auto& kv : *first)
+                        if (!kv.value().is_structured())
+                            columns.emplace_back(kv.key());
+        const output_spec spec{{}, items, {columns.begin(), columns.end()}};
+        printed += s.out.page(body, spec);
+        if (page >= p->at("total_pages").as_int64())
+            break;
+        ++page;
+    }
+    if (printed == 0 && !s.out.json())
+        std::cout << "no " << output_spec{{}, items, {}}.noun() << '\n';
+}
+
 void add_raw_request(CLI::App& app, selection& sel)
 {
-    struct raw_args
-    {
-        std::string method, path;
-        std::vector<std::string> query;
-        payload_values body;  // only --data
-    };
     auto a = std::make_shared<raw_args>();
     auto* cmd = add_command(app, "request", "Send any request to the API (a path relative to the base URL) and print its JSON answer",
                             "ddctl request GET /orders --query per_page=5 --query status=paid\n"
+                            "  ddctl request POST /assets -F asset[type]=licence -F asset[name]='Pro key'\n"
+                            "  ddctl request GET /assets --all --jq .id\n"
                             "  ddctl request POST /orders/8d1b.../notify --data '{\"email\": \"a@example.com\"}' --dry-run");
     cmd->add_option("method", a->method, "GET, POST, PUT, PATCH or DELETE")
         ->required()
         ->transform(CLI::IsMember({"GET", "POST", "PUT", "PATCH", "DELETE"}, CLI::ignore_case));
     cmd->add_option("path", a->path, "e.g. /orders/ID/downloads (ids percent-encoded)")->required();
     cmd->add_option("--query", a->query, "a query parameter NAME=VALUE (repeatable; encoded by ddctl)");
-    cmd->add_option("--data", a->body.data, "the JSON body, or @FILE");
+    cmd->add_option("--data", a->body.data, "the JSON body, @FILE to read it from a file, @- from stdin");
+    cmd->add_option("-F,--field", a->fields,
+                    "a typed field KEY=VALUE of the JSON body (with GET: a query parameter), repeatable: KEY is NAME, "
+                    "NAME[SUB]... or NAME[] (appended to a list); VALUE a number, true, false or null as JSON, "
+                    "@FILE (@-: stdin) for a file's content as a string, else a string");
+    cmd->add_flag("--all", a->all, "GET only: walk every page (from --query page=N, default 1) and print the items of "
+                                   "each as it arrives, as the list commands do");
+    cmd->add_flag("-i,--include", a->include, "print the answer's status line and headers before its body");
     cmd->callback([&sel, a]() {
         sel.write = ::strcasecmp(a->method.c_str(), "GET") != 0;
         sel.run = [a](session& s) -> asio::awaitable<void> {
@@ -411,6 +529,30 @@ void add_raw_request(CLI::App& app, selection& sel)
             std::string method = a->method;
             for (auto& c : method)
                 c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            if (a->all && method != "GET")
+                throw cli_error(exit_usage, "--all walks the pages of a GET, not of a " + method);
+            std::vector<typed_field> fields;
+            for (const auto& f : a->fields)
+                fields.push_back(parse_field(f));
+            std::string body = read_data(a->body.data);  // any JSON: the client checks it is JSON
+            if (!fields.empty() && method == "GET")
+                for (const auto& f : fields)
+                {
+                    if (f.path.size() != 1)
+                        throw cli_error(exit_usage, "-F with GET gives query parameters: NAME=VALUE, not NAME[...]");
+                    query.emplace_back(f.path.front(), f.text);
+                }
+            else if (!fields.empty())
+            {
+                if (!body.empty())
+                    throw cli_error(exit_usage, "the body is given by --data or by -F fields, not both");
+                body = boost::json::serialize(fields_object(fields));
+            }
+            if (a->all)
+            {
+                co_await walk_raw(s, *a, std::move(query));
+                co_return;
+            }
             dd::raw_request r{.path = std::string_view(a->path), .query = query};
             if (method == "POST")
                 r.method = dd::http_method::post;
@@ -420,13 +562,10 @@ void add_raw_request(CLI::App& app, selection& sel)
                 r.method = dd::http_method::patch;
             else if (method == "DELETE")
                 r.method = dd::http_method::delete_;
-            const std::string body = read_data(a->body.data);  // any JSON: the client checks it is JSON
             r.body = std::string_view(body);
-            dd::diagnostics diag;
-            auto [ec, v] = co_await dd::async_raw_request(s.client, r, s.ropts, diag, asio::as_tuple(asio::deferred));
-            s.check(ec, diag);
-            if (!v.is_null())
-                s.out.value(v);
+            co_await send_raw(s, *a, r);
+            if (!s.tap->last_body.empty())  // a 204 has nothing to print
+                s.out.document(s.tap->last_body, whole_spec);
         };
     });
 }
@@ -458,8 +597,9 @@ void add_api_commands(CLI::App& root, selection& sel)
     endpoint_command(*assets, sel, "update", "Change an asset (PATCH /assets/{id})",
                      "ddctl assets update 3f2a0c1e-... --name 'Manual (2nd edition)'", dd::async_update_asset, asset_spec,
                      kind::write);
-    endpoint_command(*assets, sel, "delete", "Delete an asset (DELETE /assets/{id})", "ddctl assets delete 3f2a0c1e-...",
-                     dd::async_delete_asset, whole_spec, kind::write);
+    endpoint_command(*assets, sel, "delete", "Delete an asset (DELETE /assets/{id}); asks first",
+                     "ddctl assets delete 3f2a0c1e-... --yes", dd::async_delete_asset, whole_spec, kind::deletes,
+                     "deletes asset");
     add_upload_commands(*assets, sel);
 
     auto* products = add_command(root, "products", "Digital products: assets linked to a storefront product",
@@ -476,8 +616,9 @@ void add_api_commands(CLI::App& root, selection& sel)
                      "Change a digital product (PATCH /digital_products/{id}); --asset-ids replaces the whole list",
                      "ddctl products update 5c9e... --custom-message 'Thank you!'", dd::async_update_digital_product,
                      product_spec, kind::write);
-    endpoint_command(*products, sel, "delete", "Delete a digital product (DELETE /digital_products/{id})",
-                     "ddctl products delete 5c9e...", dd::async_delete_digital_product, whole_spec, kind::write);
+    endpoint_command(*products, sel, "delete", "Delete a digital product (DELETE /digital_products/{id}); asks first",
+                     "ddctl products delete 5c9e... --yes", dd::async_delete_digital_product, whole_spec, kind::deletes,
+                     "deletes digital product");
     add_asset_edit(*products, sel, "add-assets",
                    "Link more assets to a digital product (read, append, PATCH the whole list; not atomic: a concurrent "
                    "change is detected, not prevented)",

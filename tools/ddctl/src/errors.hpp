@@ -18,7 +18,7 @@ enum exit_code : int
     exit_validation = 4,   ///< 422, or refused by the client before sending (invalid input)
     exit_auth = 5,         ///< 401: missing or wrong API key
     exit_rate_limit = 6,   ///< 429 after retries, a rate-limit wait or deadline that could not be met
-    exit_transport = 7,    ///< connection, TLS or HTTP failure
+    exit_transport = 7,    ///< connection, TLS or HTTP failure, the transport's timeouts, a stalled upload
     exit_interrupted = 130,  ///< SIGINT / SIGTERM
 };
 
@@ -26,6 +26,8 @@ enum exit_code : int
 struct cli_error : std::runtime_error
 {
     int code;
+    unsigned status = 0;  ///< the API's HTTP status, 0 when there was no answer
+    std::string request;  ///< "GET /orders/ID" when a request was made
     cli_error(int c, const std::string& what) : std::runtime_error(what), code(c) {}
 };
 
@@ -41,10 +43,14 @@ inline int exit_code_for(const digital_delivery::error_code& ec)
         return exit_validation;
     if (ec == dd::condition::unauthorized)
         return exit_auth;
-    if (ec == dd::condition::rate_limited || ec == dd::condition::timeout)
+    if (ec == dd::condition::rate_limited)
         return exit_rate_limit;
-    if (ec == dd::condition::transport)
+    // before `timeout`: the transport's own timeouts (resolve, connect, TLS
+    // handshake, request, idle) are transport failures, as is a stalled upload
+    if (ec == dd::condition::transport || ec == dd::client_errc::upload_stalled)
         return exit_transport;
+    if (ec == dd::condition::timeout)  // what remains: the operation's deadline
+        return exit_rate_limit;
     return exit_failure;
 }
 

@@ -2,6 +2,8 @@
 // public API (docs/cli.md).
 #include "commands.hpp"
 #include "errors.hpp"
+#include "jq_filter.hpp"
+#include "payload.hpp"
 #include "settings.hpp"
 
 #include <digital_delivery.hpp>
@@ -15,6 +17,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+#include <boost/version.hpp>
 
 #include <chrono>
 #include <csignal>
@@ -22,6 +27,7 @@
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <unistd.h>
@@ -110,8 +116,10 @@ private:
     std::shared_ptr<wait_notice> notice_;
 };
 
-/// `ddctl __complete WORDS...`: the subcommands and options that may follow
-/// WORDS (for the bash completion script).
+/// `ddctl __complete WORDS...`: what may follow WORDS (for the bash, zsh and
+/// fish completion scripts): after an option that takes a value, its values
+/// when they are a known set (nothing otherwise: the shell completes file
+/// names); else the subcommands and options.
 void complete(CLI::App& root, const std::vector<std::string>& words)
 {
     CLI::App* app = &root;
@@ -123,6 +131,16 @@ void complete(CLI::App& root, const std::vector<std::string>& words)
                 return nullptr;
             }())
             app = sub;
+    if (!words.empty() && words.back().starts_with("-") && words.back().find('=') == std::string::npos)
+        for (const CLI::App* a = app; a; a = a->get_parent())
+            for (const auto* o : a->get_options())
+                if (o->check_name(words.back()) && o->get_type_size() != 0)  // takes a value
+                {
+                    if (const auto* values = completion_values(o))
+                        for (const auto& v : *values)
+                            std::cout << v << '\n';
+                    return;
+                }
     for (auto* s : app->get_subcommands([](const CLI::App* a) { return !a->get_group().empty(); }))
         std::cout << s->get_name() << '\n';
     for (const CLI::App* a = app; a; a = a->get_parent())
@@ -135,9 +153,37 @@ struct global_options
 {
     config_flags config;
     std::string output = "table";
-    bool verbose = false, dry_run = false, yes = false;
+    std::string jq;
+    table_options table;
+    bool no_headers = false;
+    bool verbose = false, dry_run = false, yes = false, no_progress = false;
     double timeout = 0;
 };
+
+/// A failure on stderr: `ddctl: LINE`, or with --output json one JSON object
+/// {"error": {"code": EXIT CODE, "status": HTTP STATUS|null, "message": LINE, "request": "METHOD PATH"|null}}.
+void report(bool json, int code, const std::string& message, unsigned status = 0, const std::string& request = {})
+{
+    if (!json)
+    {
+        std::cerr << "ddctl: " << message << '\n';
+        return;
+    }
+    boost::json::object e;
+    e["code"] = code;
+    e["status"] = status ? boost::json::value(status) : boost::json::value(nullptr);
+    e["message"] = message;
+    e["request"] = request.empty() ? boost::json::value(nullptr) : boost::json::value(request);
+    std::cerr << boost::json::serialize(boost::json::object{{"error", std::move(e)}}) << '\n';
+}
+
+/// `--version`: ddctl's, the library's and Boost's.
+std::string version_line()
+{
+    return std::string("ddctl ") + DIGITAL_DELIVERY_VERSION_STRING + " (digital_delivery " + DIGITAL_DELIVERY_VERSION_STRING +
+           ", Boost " + std::to_string(BOOST_VERSION / 100000) + "." + std::to_string(BOOST_VERSION / 100 % 1000) + "." +
+           std::to_string(BOOST_VERSION % 100) + ")";
+}
 
 }  // namespace
 
@@ -151,6 +197,7 @@ int main(int argc, char** argv)
                "Example:\n  ddctl orders list --status paid --output json");
     app.require_subcommand(1);
     app.fallthrough();
+    app.set_version_flag("--version", version_line() + "\n", "print ddctl's version, the library's and Boost's, and exit");
     global_options g;
     app.add_option("--profile", g.config.profile, "the config file's profile (default: $DDCTL_PROFILE, else `default`)");
     app.add_option("--config", g.config.config_file, "the config file (default: $DDCTL_CONFIG, else $XDG_CONFIG_HOME/ddctl/config)");
@@ -161,25 +208,49 @@ int main(int argc, char** argv)
                    "in-process, or redis://[user:password@]host[:port][/db] (every host)");
     app.add_option("--rate-limit-points", g.config.rate_limit_points, "the key's budget in points (default 40)");
     app.add_option("--rate-limit-window", g.config.rate_limit_window, "seconds to refill the whole budget (default 60)");
-    app.add_option("-o,--output", g.output, "table (for people, default) or json (the API's JSON: one document, or one line per list item)")
-        ->check(CLI::IsMember({"table", "json"}));
+    completes_with(app.add_option("-o,--output", g.output,
+                                  "table (for people, default) or json (the API's JSON: one document, or one line per list item)")
+                       ->check(CLI::IsMember({"table", "json"})),
+                   {"table", "json"});
+    app.add_option("--jq", g.jq, "a jq program run on each JSON document, or each item of a list (implies --output json); "
+                                 "strings are printed as text, other values as JSON, one per line");
+    app.add_option("--columns", g.table.columns, "the columns of a table, comma-separated (any field of the items)")
+        ->delimiter(',');
+    app.add_flag("--no-headers", g.no_headers, "tables without their header line");
     app.add_option("--timeout", g.timeout, "give up after this many seconds (the whole operation, waits included)")
         ->check(CLI::PositiveNumber);
     app.add_flag("-v,--verbose", g.verbose, "print every request and answer line (method, path, status) on stderr");
     app.add_flag("-n,--dry-run", g.dry_run, "print the request that would be sent (method, path, body) and send nothing");
-    app.add_flag("-y,--yes", g.yes, "do not ask before a write that emails a customer");
+    app.add_flag("-y,--yes", g.yes, "do not ask before a write that emails a customer or deletes");
+    app.add_flag("--no-progress", g.no_progress, "no upload progress on stderr");
 
     selection sel;
     add_api_commands(app, sel);
     auto* config = add_command(app, "config", "The configuration ddctl would use", "ddctl --profile staging config show");
     config->require_subcommand(1);
-    bool show_config = false;
+    bool show_config = false, init_config = false;
+    std::vector<std::string> set_config;
     add_command(*config, "show", "Each setting, and where it came from (the key redacted)", "ddctl config show")
         ->callback([&] { show_config = true; });
-    std::vector<std::string> words;
-    auto* completion = app.add_subcommand("__complete", "")->group("");  // hidden: for completion/ddctl.bash
-    completion->add_option("words", words);
-    completion->allow_extras();
+    auto* set = add_command(*config, "set",
+                            "Write one setting into the profile (--profile, else `default`) of the config file (mode "
+                            "0600, replaced atomically); the key only by `config init` or api_key_file",
+                            "ddctl --profile staging config set rate_limit_store redis://ci-redis.internal:6379");
+    set->add_option("name", set_config, "base_url, api_key_file, rate_limit_store, rate_limit_points or rate_limit_window")
+        ->required()
+        ->expected(2);
+    add_command(*config, "init",
+                "Write a profile: asks for the base URL and the profile, reads the key from stdin (not echoed on a "
+                "terminal) or takes --api-key-file",
+                "ddctl config init    # or: ddctl --base-url URL --profile shop config init < key.txt")
+        ->callback([&] { init_config = true; });
+    // `ddctl __complete WORDS...` (for the scripts of completion/): the words
+    // as typed, not parsed (they may end with an option missing its value)
+    if (argc > 1 && std::string_view(argv[1]) == "__complete")
+    {
+        complete(app, std::vector<std::string>(argv + 2, argv + argc));
+        return exit_ok;
+    }
 
     try
     {
@@ -187,21 +258,40 @@ int main(int argc, char** argv)
     }
     catch (const CLI::ParseError& e)
     {
+        if (e.get_exit_code() != 0 && g.output == "json")
+        {
+            report(true, exit_usage, e.what());
+            return exit_usage;
+        }
         const int r = app.exit(e);
         return r == 0 ? exit_ok : exit_usage;
     }
-    if (completion->parsed())
-    {
-        auto extra = completion->remaining();
-        words.insert(words.end(), extra.begin(), extra.end());
-        complete(app, words);
-        return exit_ok;
-    }
+    const bool json_errors = g.output == "json";
 
     asio::io_context ioc;
     int code = exit_ok;
     try
     {
+        // a malformed --jq program is refused before anything is sent
+        std::optional<jq_filter> filter;
+        if (!g.jq.empty())
+            filter.emplace(g.jq);
+        g.table.headers = !g.no_headers;
+        if (!set_config.empty() || init_config)
+        {
+            if (init_config)
+            {
+                const std::string done = config_init(g.config);  // before "ddctl: ": it may ask first
+                std::cerr << "ddctl: " << done << '\n';
+            }
+            else
+            {
+                const auto [file, profile] = config_target(g.config);
+                write_settings(file, profile, {{set_config[0], set_config[1]}});
+                std::cerr << "ddctl: wrote " << set_config[0] << " to [" << profile << "] of " << file << '\n';
+            }
+            return exit_ok;
+        }
         const settings cfg = resolve_settings(g.config);
         if (show_config)
         {
@@ -226,7 +316,7 @@ int main(int argc, char** argv)
             wire.emplace(dd::beast_transport(ioc.get_executor(), dd::beast_transport_params{}));
         dd::client client(tap_transport(ioc.get_executor(), std::move(wire), tap), std::move(params));
 
-        printer out(std::cout, g.output == "json");
+        printer out(std::cout, g.output == "json", filter ? &*filter : nullptr, g.table);
         session s{client, tap, out};
         s.ropts.prio = dd::priority::interactive;
         if (g.timeout > 0)
@@ -236,6 +326,7 @@ int main(int argc, char** argv)
         s.yes = g.yes;
         s.terminal_in = ::isatty(0) && ::isatty(2);
         s.terminal_err = ::isatty(2);
+        s.progress = !g.no_progress;
 
         if (!sel.confirm.empty())
             s.confirm(sel.confirm);
@@ -276,16 +367,19 @@ int main(int argc, char** argv)
                            }
                            catch (const cli_error& err)
                            {
-                               std::cerr << "ddctl: " << err.what() << '\n';
                                code = interrupted ? exit_interrupted : err.code;
+                               std::string line = err.what();
                                if (interrupted && sel.write)
-                                   std::cerr << "ddctl: interrupted during a write: if the request had already reached "
-                                                "the server it may have been applied; look before sending it again\n";
+                                   line += json_errors ? "; " : "\nddctl: ";
+                               if (interrupted && sel.write)
+                                   line += "interrupted during a write: if the request had already reached the server "
+                                           "it may have been applied; look before sending it again";
+                               report(json_errors, code, line, err.status, err.request);
                            }
                            catch (const std::exception& err)
                            {
-                               std::cerr << "ddctl: " << err.what() << '\n';
                                code = exit_failure;
+                               report(json_errors, code, err.what());
                            }
                            signals.cancel();
                            notice->disarm();
@@ -295,12 +389,12 @@ int main(int argc, char** argv)
     }
     catch (const cli_error& e)
     {
-        std::cerr << "ddctl: " << e.what() << '\n';
+        report(json_errors, e.code, e.what(), e.status, e.request);
         return e.code;
     }
     catch (const std::exception& e)
     {
-        std::cerr << "ddctl: " << e.what() << '\n';
+        report(json_errors, exit_failure, e.what());
         return exit_failure;
     }
     return code;

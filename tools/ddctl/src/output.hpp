@@ -1,6 +1,7 @@
 // What ddctl prints on stdout: the JSON the API sent (one document per
-// resource, JSON lines for lists) or a table for people. Both are made from
-// the body the server sent, so no field is lost or reformatted.
+// resource, its bytes as they came; JSON lines for lists, each item's bytes
+// with the whitespace between tokens removed) or a table for people. Both are
+// made from the body the server sent, so no field is lost or reformatted.
 #ifndef DDCTL_OUTPUT_HPP
 #define DDCTL_OUTPUT_HPP
 
@@ -14,6 +15,8 @@
 
 namespace ddctl {
 
+class jq_filter;
+
 /// What to print of an answer.
 struct output_spec
 {
@@ -24,12 +27,32 @@ struct output_spec
     std::string_view items;
     /// The table's columns for the items.
     std::vector<std::string_view> columns;
+
+    /// What the items are called ("assets", "digital products").
+    std::string noun() const
+    {
+        std::string r(items);
+        for (auto& c : r)
+            c = c == '_' ? ' ' : c;
+        return r;
+    }
+};
+
+/// How tables are printed (--columns, --no-headers).
+struct table_options
+{
+    std::vector<std::string> columns;  ///< empty: the command's own
+    bool headers = true;
 };
 
 class printer
 {
 public:
-    printer(std::ostream& out, bool json) : out_(out), json_(json) {}
+    /// `filter`: --jq, run on each JSON document or list item (implies JSON).
+    printer(std::ostream& out, bool json, jq_filter* filter = nullptr, table_options table = {})
+        : out_(out), json_(json || filter), filter_(filter), table_(std::move(table))
+    {
+    }
 
     bool json() const { return json_; }
 
@@ -37,18 +60,23 @@ public:
     void document(std::string_view body, const output_spec& spec);
 
     /// One page of a list: each item as a JSON line, or table rows (the
-    /// header and the column widths come from the first page).
-    void page(std::string_view body, const output_spec& spec);
+    /// header and the column widths come from the first page with items).
+    /// Returns the number of items.
+    std::size_t page(std::string_view body, const output_spec& spec);
 
-    /// Any JSON value (raw requests).
+    /// Any JSON value, as `name: value` lines or re-encoded JSON.
     void value(const boost::json::value& v);
 
 private:
+    /// One JSON document or list item: printed as it is.
+    void json_text(std::string_view text);
     void rows(const boost::json::array& items, const output_spec& spec);
 
     std::ostream& out_;
     bool json_;
-    std::vector<std::size_t> widths_;  // the list's columns, once its header is out
+    jq_filter* filter_;
+    table_options table_;
+    std::vector<std::size_t> widths_;  // the list's columns, once its first rows are out
 };
 
 /// A cell: strings as they are, null as "-", arrays of objects by their ids.

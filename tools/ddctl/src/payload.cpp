@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 namespace ddctl {
@@ -19,22 +20,128 @@ std::string option_name(std::string_view member)
     return r;
 }
 
+namespace {
+
+std::map<const CLI::Option*, std::vector<std::string>>& completions()
+{
+    static std::map<const CLI::Option*, std::vector<std::string>> values;
+    return values;
+}
+
+}  // namespace
+
+CLI::Option* completes_with(CLI::Option* option, std::vector<std::string> values)
+{
+    completions()[option] = std::move(values);
+    return option;
+}
+
+const std::vector<std::string>* completion_values(const CLI::Option* option)
+{
+    const auto it = completions().find(option);
+    return it == completions().end() ? nullptr : &it->second;
+}
+
 void bad_value(std::string_view member, const std::string& value, std::string_view expected)
 {
     throw cli_error(exit_usage, "invalid value for " + option_name(member) + ": `" + value + "` (expected " +
                                     std::string(expected) + ")");
 }
 
+std::string read_file_argument(const std::string& arg, const char* option)
+{
+    std::ostringstream text;
+    if (arg == "@-")
+    {
+        text << std::cin.rdbuf();
+        if (std::cin.bad())
+            throw cli_error(exit_usage, std::string(option) + ": cannot read stdin");
+        return text.str();
+    }
+    std::ifstream in(arg.substr(1), std::ios::binary);
+    if (!in)
+        throw cli_error(exit_usage, std::string(option) + ": cannot read " + arg.substr(1));
+    text << in.rdbuf();
+    return text.str();
+}
+
 std::string read_data(const std::string& data)
 {
     if (data.empty() || data[0] != '@')
         return data;
-    std::ifstream in(data.substr(1), std::ios::binary);
-    if (!in)
-        throw cli_error(exit_usage, "--data: cannot read " + data.substr(1));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return read_file_argument(data, "--data");
+}
+
+typed_field parse_field(const std::string& arg)
+{
+    const auto eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw cli_error(exit_usage, "-F takes KEY=VALUE, not `" + arg + "`");
+    typed_field f;
+    const std::string key = arg.substr(0, eq);
+    const auto open = key.find('[');
+    f.path.push_back(key.substr(0, open));
+    for (auto i = open; i != std::string::npos && i < key.size();)
+    {
+        const auto close = key.find(']', i);
+        if (key[i] != '[' || close == std::string::npos)
+            throw cli_error(exit_usage, "-F: `" + key + "` is not NAME, NAME[SUB]... or NAME[]");
+        f.path.push_back(key.substr(i + 1, close - i - 1));
+        i = close + 1;
+    }
+    if (f.path.front().empty())
+        throw cli_error(exit_usage, "-F: `" + key + "` has no name");
+    f.text = arg.substr(eq + 1);
+    if (f.text == "true" || f.text == "false")
+        f.value = f.text == "true";
+    else if (f.text == "null")
+        f.value = nullptr;
+    else if (!f.text.empty() && f.text[0] == '@')
+        f.value = f.text = read_file_argument(f.text, "-F");
+    else
+    {
+        boost::system::error_code ec;
+        json::value n = json::parse(f.text, ec);
+        f.value = !ec && n.is_number() ? std::move(n) : json::value(f.text);
+    }
+    return f;
+}
+
+json::object fields_object(const std::vector<typed_field>& fields)
+{
+    json::object root;
+    for (const auto& f : fields)
+    {
+        json::value* at = nullptr;
+        json::object* in = &root;
+        std::string where;
+        for (std::size_t i = 0; i < f.path.size(); ++i)
+        {
+            const std::string& name = f.path[i];
+            where += i ? "[" + name + "]" : name;
+            if (in)
+                at = &(*in)[name];
+            else if (name.empty())  // NAME[]: appended
+                at = &at->as_array().emplace_back(nullptr);
+            else
+                throw cli_error(exit_usage, "-F: `" + where + "`: a list takes NAME[], not a member name");
+            if (i + 1 == f.path.size())
+                break;
+            const bool next_is_array = f.path[i + 1].empty();
+            if (at->is_null())
+                *at = next_is_array ? json::value(json::array()) : json::value(json::object());
+            if (next_is_array ? !at->is_array() : !at->is_object())
+                throw cli_error(exit_usage, "-F: `" + where + "` is given as a value and as " +
+                                                (next_is_array ? "a list" : "an object"));
+            in = at->if_object();
+        }
+        if (!at->is_null() && !at->is_array() && !at->is_object())
+            throw cli_error(exit_usage, "-F: `" + where + "` is given twice");
+        if (at->is_array() || at->is_object())
+            throw cli_error(exit_usage, "-F: `" + where + "` is given as a value and as a list or object");
+        *at = f.value;
+    }
+    return root;
 }
 
 void merge_data(payload_values& v, const std::vector<std::string>& known_lists, const std::vector<std::string>& known)

@@ -47,8 +47,29 @@ struct payload_values
     bool empty() const { return text.empty() && lists.empty() && data.empty(); }
 };
 
-/// The text of --data: the argument itself, or the file named after '@'.
+/// The content of the file `@FILE` names, or of stdin for `@-` (`option`
+/// names the option in the error). Throws cli_error(exit_usage).
+std::string read_file_argument(const std::string& arg, const char* option);
+
+/// The text of --data: the argument itself, or the file named after '@' (`@-`: stdin).
 std::string read_data(const std::string& data);
+
+/// One `-F KEY=VALUE` field of `ddctl request`.
+struct typed_field
+{
+    std::vector<std::string> path;  ///< `asset[name]` -> {"asset", "name"}; "" for `[]`: appended to an array
+    std::string text;               ///< the value as text (the file's content for @FILE)
+    boost::json::value value;       ///< the value typed: a number, true, false, null, else the text
+};
+
+/// Parses `-F KEY=VALUE` (KEY: `name`, `name[sub]...`, `name[]`; VALUE: a JSON
+/// number, true, false, null, `@FILE`/`@-` for a file's content as a string,
+/// else a string). Throws cli_error(exit_usage).
+typed_field parse_field(const std::string& arg);
+
+/// The fields as one JSON object (`a[b]=1 a[c]=x` -> {"a": {"b": 1, "c": "x"}}).
+/// Throws cli_error(exit_usage) when two fields disagree on a member's type.
+boost::json::object fields_object(const std::vector<typed_field>& fields);
 
 /// `--data`'s JSON object merged under the options (an option wins over the
 /// same field in --data). Throws cli_error(exit_usage).
@@ -56,6 +77,11 @@ void merge_data(payload_values& v, const std::vector<std::string>& known_lists, 
 
 /// "byte_size" -> "--byte-size".
 std::string option_name(std::string_view member);
+
+/// The values shell completion offers after `option` (an enumeration's names,
+/// true|false): set where the option is made, read by `ddctl __complete`.
+CLI::Option* completes_with(CLI::Option* option, std::vector<std::string> values);
+const std::vector<std::string>* completion_values(const CLI::Option* option);
 
 [[noreturn]] void bad_value(std::string_view member, const std::string& value, std::string_view expected);
 
@@ -78,14 +104,19 @@ template <class T>
 constexpr bool is_id_list = std::is_same_v<typename optional_of<T>::type, dd::id_list>;
 
 template <class E>
+std::vector<std::string> enum_values()
+{
+    std::vector<std::string> r;
+    boost::mp11::mp_for_each<boost::describe::describe_enumerators<E>>([&](auto d) { r.emplace_back(d.name); });
+    return r;
+}
+
+template <class E>
 std::string enum_names()
 {
     std::string r;
-    boost::mp11::mp_for_each<boost::describe::describe_enumerators<E>>([&](auto d) {
-        if (!r.empty())
-            r += '|';
-        r += d.name;
-    });
+    for (const auto& n : enum_values<E>())
+        r += (r.empty() ? "" : "|") + n;
     return r;
 }
 
@@ -176,10 +207,16 @@ void add_payload_options(CLI::App& app, payload_values& v, std::vector<std::stri
                    option_name(name), [&v, name](const std::vector<std::string>& ids) { v.lists[name] = ids; }, help)
                 ->delimiter(',');
         else
-            app.add_option_function<std::string>(
+        {
+            auto* o = app.add_option_function<std::string>(
                 option_name(name), [&v, name](const std::string& s) { v.text[name] = s; }, help);
+            if constexpr (std::is_same_v<U, bool>)
+                completes_with(o, {"true", "false"});
+            else if constexpr (std::is_enum_v<U>)
+                completes_with(o, detail::enum_values<U>());
+        }
     });
-    app.add_option("--data", v.data, "the whole payload as a JSON object, or @FILE to read it from a file "
+    app.add_option("--data", v.data, "the whole payload as a JSON object, or @FILE to read it from a file, @- from stdin "
                                      "(options given as well win over its fields)");
 }
 

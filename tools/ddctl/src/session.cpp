@@ -40,7 +40,11 @@ void session::check(const dd::error_code& ec, const dd::diagnostics& diag, const
         if (!diag.method.empty())
             line = diag.method + " " + diag.path + ": " + line + (diag.host.empty() ? "" : " (" + diag.host + ")");
     }
-    throw cli_error(exit_code_for(ec), line);
+    cli_error err(exit_code_for(ec), line);
+    err.status = diag.http_status;
+    if (!diag.method.empty())
+        err.request = diag.method + " " + diag.path;
+    throw err;
 }
 
 void session::confirm(const std::string& what) const

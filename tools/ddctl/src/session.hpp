@@ -29,13 +29,14 @@ struct session
     bool yes = false;
     bool terminal_in = false;   ///< stdin and stderr are a terminal: ddctl may ask
     bool terminal_err = false;  ///< stderr is a terminal: progress bars
+    bool progress = true;       ///< upload progress on stderr (off: --no-progress)
 
     /// Throws cli_error (stderr line: the diagnostics, exit code by class) when
     /// `ec` is set; with --dry-run, prints the request not sent (and `then`, what
     /// the operation would have sent after it) and throws dry_run_done.
     void check(const dd::error_code& ec, const dd::diagnostics& diag, const std::string& then = {}) const;
 
-    /// A write that emails a customer: asks on a terminal, needs --yes
+    /// A write that emails a customer or deletes: asks on a terminal, needs --yes
     /// otherwise (exit_usage); "no" gives exit_failure. Nothing to ask with --dry-run.
     void confirm(const std::string& what) const;
 

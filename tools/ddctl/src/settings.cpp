@@ -8,11 +8,21 @@
 
 #include <boost/url/parse.hpp>
 
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+
+#include <iostream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
 
 namespace ddctl {
 
@@ -78,6 +88,21 @@ std::map<std::string, std::map<std::string, std::string>> read_config(const std:
     return out;
 }
 
+/// A config file holding a key must not be readable by every user.
+void check_private(const std::string& path, const std::map<std::string, std::map<std::string, std::string>>& file)
+{
+    bool holds_key = false;
+    for (const auto& [section, values] : file)
+        holds_key = holds_key || values.count("api_key");
+    struct stat st{};
+    if (!holds_key || ::stat(path.c_str(), &st) != 0 || !(st.st_mode & S_IROTH))
+        return;
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw cli_error(exit_usage, path + " holds an API key and every user of this host can read it (mode " + mode +
+                                    "): refusing to use it; make it private with `chmod 600 " + path + "`");
+}
+
 std::string read_key_file(const std::string& name)
 {
     const std::string path = name.starts_with("~/") && !env("HOME").empty() ? env("HOME") + name.substr(1) : name;
@@ -121,6 +146,8 @@ settings resolve_settings(const config_flags& flags)
                                             : read_config(s.config_file, s.config_file_found);
     if (!flags.config_file.empty() && !s.config_file_found)
         throw cli_error(exit_usage, "cannot read the config file " + flags.config_file);
+    if (s.config_file_found)
+        check_private(s.config_file, file);
 
     std::string profile_source = "--profile";
     s.profile = flags.profile;
@@ -179,6 +206,182 @@ settings resolve_settings(const config_flags& flags)
     resolve("rate_limit_points", flags.rate_limit_points, "--rate-limit-points", nullptr, "40");
     resolve("rate_limit_window", flags.rate_limit_window, "--rate-limit-window", nullptr, "60");
     return s;
+}
+
+std::pair<std::string, std::string> config_target(const config_flags& flags)
+{
+    std::string file = flags.config_file.empty() ? default_config_file() : flags.config_file;
+    if (file.empty())
+        throw cli_error(exit_usage, "no config file: set HOME, XDG_CONFIG_HOME, DDCTL_CONFIG or --config");
+    std::string profile = flags.profile.empty() ? env("DDCTL_PROFILE") : flags.profile;
+    return {std::move(file), profile.empty() ? std::string("default") : profile};
+}
+
+void write_settings(const std::string& file, const std::string& profile,
+                    const std::vector<std::pair<std::string, std::string>>& values, bool allow_key)
+{
+    if (profile.empty() || profile.find_first_of("[]\n\r") != std::string::npos || trim(profile) != profile)
+        throw cli_error(exit_usage, "not a profile name: `" + profile + "`");
+    for (const auto& [name, value] : values)
+    {
+        if (name == "api_key" && !allow_key)
+            throw cli_error(exit_usage, "the API key is never taken from the command line (every user of the host "
+                                        "sees it in `ps`): use `ddctl config init` (reads it from stdin) or "
+                                        "`ddctl config set api_key_file FILE`");
+        if (name != "api_key" && name != "base_url" && name != "api_key_file" && name != "rate_limit_store" &&
+            name != "rate_limit_points" && name != "rate_limit_window")
+            throw cli_error(exit_usage, "`" + name + "` is not a setting: base_url, api_key_file, rate_limit_store, "
+                                            "rate_limit_points or rate_limit_window");
+        if (value.empty() || value.find_first_of("\n\r") != std::string::npos || trim(value) != value)
+            throw cli_error(exit_usage, "the value of " + name + " must be one line, not empty, without surrounding spaces");
+        if (name == "rate_limit_points" || name == "rate_limit_window")
+            parse_positive(setting{name, value, "config set", false});
+        if (name == "rate_limit_store" && value != "shared-memory" && value != "in-process" && !value.starts_with("redis://"))
+            throw cli_error(exit_usage, "rate_limit_store must be shared-memory, in-process or redis://host:port");
+        if (name == "base_url" && !value.starts_with("https://") && !value.starts_with("http://"))
+            throw cli_error(exit_usage, "base_url must be an http:// or https:// URL ending in /api/v1/external");
+    }
+
+    // the file's lines, each value replaced in its profile or added at its end
+    std::vector<std::string> lines;
+    {
+        std::ifstream in(file);
+        for (std::string l; std::getline(in, l);)
+            lines.push_back(l);
+    }
+    auto is_section = [](const std::string& l) {
+        const std::string t = trim(l);
+        return !t.empty() && t.front() == '[' && t.back() == ']';
+    };
+    auto section_name = [](const std::string& l) {
+        const std::string t = trim(l);
+        return trim(t.substr(1, t.size() - 2));
+    };
+    for (const auto& [name, value] : values)
+    {
+        const std::string line = name + " = " + value;
+        std::optional<std::size_t> header;  // the profile's (the last one, as read_config keeps it)
+        for (std::size_t i = 0; i < lines.size(); ++i)
+            if (is_section(lines[i]) && section_name(lines[i]) == profile)
+                header = i;
+        if (!header)
+        {
+            if (!lines.empty() && !trim(lines.back()).empty())
+                lines.emplace_back();
+            lines.push_back("[" + profile + "]");
+            lines.push_back(line);
+            continue;
+        }
+        const std::size_t begin = *header + 1;
+        std::size_t end = begin, last = begin;  // last: after the section's last non-blank line
+        bool replaced = false;
+        for (; end < lines.size() && !is_section(lines[end]); ++end)
+        {
+            const std::string t = trim(lines[end]);
+            if (t.empty() || t[0] == '#' || t[0] == ';')
+            {
+                if (!t.empty())
+                    last = end + 1;
+                continue;
+            }
+            last = end + 1;
+            if (const auto eq = t.find('='); eq != std::string::npos && trim(t.substr(0, eq)) == name)
+            {
+                lines[end] = line;
+                replaced = true;
+            }
+        }
+        if (!replaced)
+            lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(last), line);
+    }
+
+    // atomically: a new private file next to it, renamed over it
+    namespace fs = std::filesystem;
+    const fs::path target(file);
+    std::error_code fec;
+    if (target.has_parent_path() && !fs::exists(target.parent_path(), fec))
+    {
+        fs::create_directories(target.parent_path(), fec);
+        if (!fec)
+            fs::permissions(target.parent_path(), fs::perms::owner_all, fec);
+        if (fec)
+            throw cli_error(exit_usage, "cannot create " + target.parent_path().string() + ": " + fec.message());
+    }
+    std::string tmp = file + ".XXXXXX";
+    const int fd = ::mkstemp(tmp.data());  // mode 0600
+    if (fd < 0)
+        throw cli_error(exit_usage, "cannot write next to " + file + ": " + std::strerror(errno));
+    std::string text;
+    for (const auto& l : lines)
+        text += l + "\n";
+    int failed = ::fchmod(fd, 0600) == 0 ? 0 : errno;
+    for (std::size_t off = 0; !failed && off < text.size();)
+    {
+        const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+        if (n < 0 && errno != EINTR)
+            failed = errno;
+        off += n > 0 ? static_cast<std::size_t>(n) : 0;
+    }
+    if (!failed && ::fsync(fd) != 0)
+        failed = errno;
+    if (::close(fd) != 0 && !failed)
+        failed = errno;
+    if (!failed && ::rename(tmp.c_str(), file.c_str()) != 0)
+        failed = errno;
+    if (failed)
+    {
+        ::unlink(tmp.c_str());
+        throw cli_error(exit_usage, "cannot write " + file + ": " + std::strerror(failed));
+    }
+}
+
+std::string config_init(const config_flags& flags)
+{
+    auto [file, profile] = config_target(flags);
+    const bool terminal = ::isatty(0);
+    auto ask = [&](const std::string& question, bool secret) {
+        // echo off before the prompt (what is typed after it is not shown),
+        // without discarding what was typed ahead
+        termios saved{};
+        const bool hide = terminal && secret && ::tcgetattr(0, &saved) == 0;
+        if (hide)
+        {
+            termios quiet = saved;
+            quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+            ::tcsetattr(0, TCSANOW, &quiet);
+        }
+        if (terminal)
+            std::cerr << question << std::flush;
+        std::string answer;
+        const bool got = static_cast<bool>(std::getline(std::cin, answer));
+        if (hide)
+        {
+            ::tcsetattr(0, TCSANOW, &saved);
+            std::cerr << '\n';
+        }
+        if (!got)
+            throw cli_error(exit_usage, "config init: stdin ended before the answer to `" + trim(question) + "`");
+        return trim(answer);
+    };
+    std::vector<std::pair<std::string, std::string>> values;
+    values.emplace_back("base_url", flags.base_url.empty() ? ask("base URL (ending in /api/v1/external): ", false) : flags.base_url);
+    if (flags.profile.empty() && env("DDCTL_PROFILE").empty())
+        if (std::string p = ask("profile [default]: ", false); !p.empty())
+            profile = p;
+    if (!flags.api_key_file.empty())
+    {
+        read_key_file(flags.api_key_file);  // readable, not empty
+        values.emplace_back("api_key_file", std::filesystem::absolute(flags.api_key_file).string());
+    }
+    else
+    {
+        const std::string key = ask("API key (not shown): ", true);
+        if (key.empty())
+            throw cli_error(exit_usage, "config init: no API key given");
+        values.emplace_back("api_key", key);
+    }
+    write_settings(file, profile, values, true);
+    return "wrote [" + profile + "] to " + file + " (mode 0600)";
 }
 
 dd::client_params make_client_params(const settings& s)

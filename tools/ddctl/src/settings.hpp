@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ddctl {
@@ -54,6 +55,28 @@ digital_delivery::client_params make_client_params(const settings& s);
 
 /// `ddctl config show`: one line per setting, the key redacted.
 std::string describe(const settings& s);
+
+/// The config file and profile `flags` (or the environment, or the
+/// defaults) name, for writing. Throws cli_error(exit_usage) when there is no
+/// file name (no HOME).
+std::pair<std::string, std::string> config_target(const config_flags& flags);
+
+/// `ddctl config set`: writes `name = value` into `[profile]` of the file,
+/// keeping every other line; the file is replaced atomically (a new file of
+/// mode 0600 renamed over it), its directory created (0700) if needed.
+/// Throws cli_error(exit_usage) for a name that is not a setting, the key
+/// (never from argv: `allow_key` only for `config init`, which reads it from
+/// stdin), or a malformed value.
+void write_settings(const std::string& file, const std::string& profile,
+                    const std::vector<std::pair<std::string, std::string>>& values, bool allow_key = false);
+
+/// `ddctl config init`: asks (on stderr when stdin is a terminal, one line of
+/// stdin each) for what the flags do not give: the base URL (--base-url), the
+/// profile (--profile, DDCTL_PROFILE; an empty answer: `default`), then the
+/// key (not echoed on a terminal) unless --api-key-file names a file, which is
+/// then written as api_key_file. Writes them with write_settings; returns
+/// what to say ("wrote [profile] to FILE").
+std::string config_init(const config_flags& flags);
 
 }  // namespace ddctl
 

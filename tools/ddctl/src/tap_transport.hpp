@@ -29,7 +29,9 @@ struct tap_state
 {
     /// The API's base URL: answers to URLs under it are kept (not the storage's).
     std::string api_prefix;
-    /// The body of the last answer of the API.
+    /// The last answer of the API: status, headers, body.
+    unsigned last_status = 0;
+    dd::http_headers last_headers;
     std::string last_body;
 
     /// A request recorded instead of being sent (--dry-run).
@@ -53,7 +55,11 @@ struct tap_handler
     void operator()(dd::error_code ec, dd::http_response r)
     {
         if (state && !ec)
+        {
+            state->last_status = r.status;
+            state->last_headers = r.headers;
             state->last_body = r.body;
+        }
         std::move(handler)(ec, std::move(r));
     }
 };

@@ -370,8 +370,10 @@ response service::handle(const request& req, time_point raw_now)
         }
         return storage_get(req, path, raw_query, now);
     }
+    // Names the sandbox (with the Server header the front end adds): what a
+    // health route of another service, or a catch-all route, does not say.
     if (path == "/sandbox/health" && req.method == "GET")
-        return json_response(200, json::object{{"status", "ok"}});
+        return json_response(200, json::object{{"status", "ok"}, {"service", "digital-delivery-sandbox"}});
 
     const bool api = path == api_base || (path.starts_with(api_base) && path[api_base.size()] == '/');
     const bool sandbox = path.starts_with("/sandbox/");

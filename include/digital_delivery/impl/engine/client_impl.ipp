@@ -369,7 +369,14 @@ DIGITAL_DELIVERY_DECL error_code detail::classify_api_response(
     {
     case 400: return api_errc::bad_request;
     case 401: return api_errc::invalid_api_key;
-    case 404: return make_error_code(specific) == condition::not_found ? specific : api_errc::not_found;
+    case 404:
+        // The API's 404s carry {"error": ...}: without it, the path probably
+        // missed the API (a base URL without its /api/v1/external); proxies
+        // may add prefixes, so no other path is refused.
+        if (d.server_message.empty() && d.client_message.empty())
+            d.client_message = "a 404 without the API's error body: the base URL may be wrong (it should end with "
+                               "/api/v1/external)";
+        return make_error_code(specific) == condition::not_found ? specific : api_errc::not_found;
     case 422:
         if (d.code == "asset_storage_limit_exceeded")
             return api_errc::asset_storage_limit_exceeded;

@@ -1,0 +1,19 @@
+#compdef ddctl
+# zsh completion for ddctl (installed as share/zsh/site-functions/_ddctl, or
+# sourced). The candidates come from ddctl itself (`ddctl __complete WORDS...`
+# walks its command-line definition): subcommands, options, and the values of
+# an option that takes one of a known set; none: file names.
+_ddctl() {
+    local -a candidates
+    candidates=(${(f)"$(${words[1]} __complete ${(Q)words[2,CURRENT-1]} 2>/dev/null)"})
+    if (( ${#candidates} )); then
+        compadd -a candidates
+    else
+        _files
+    fi
+}
+if [[ "${funcstack[1]}" == _ddctl ]]; then
+    _ddctl "$@"
+else
+    compdef _ddctl ddctl
+fi
