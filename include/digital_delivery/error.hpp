@@ -70,6 +70,12 @@ enum class client_errc : int
     cassette_no_match,           ///< No recorded exchange matches the request (diagnostics name it and the closest one).
     cassette_unused_exchanges,   ///< A strict replay ended with recorded exchanges never used (diagnostics list them).
     cassette_invalid,            ///< The cassette file cannot be read or written, or is not a cassette this version reads.
+
+    // --- scheduling (continued) ---
+    /// A request without a deadline was refused with 429 for longer than
+    /// retry_params::max_rate_limited_wait (diagnostics say how long and
+    /// what the server said).
+    rate_limited_too_long,
 };
 
 /// Failures the Digital Delivery API (or its storage) reports. Category name

@@ -181,6 +181,16 @@ struct rate_limit_params
     /// round trip of refill after an idle period. Default: true.
     bool hold_refill_until_response = true;
 
+    /// When the server's bucket is unknown (the bucket's first request, and
+    /// the end of each 429: its pause, or its refill without Retry-After),
+    /// one request goes first and the others wait until its answer's
+    /// X-RateLimit-* figures are known (any answer but a 429 ends the wait;
+    /// a failure or a cancellation without an answer lets the next waiter go
+    /// first instead). A key another process has spent then costs one 429,
+    /// not a burst of them. Costs one round trip of latency at the start and
+    /// after each 429. Default: true.
+    bool probe_first = true;
+
     /// Where the points are kept: this process only (the default), or a
     /// store of an opt-in header, shared with the host's other processes of
     /// the same key (shm_rate_limit_store) or through Redis with every host

@@ -14,15 +14,19 @@
 ///  - cancellation (operation_aborted) is never retried;
 ///  - 429 (api_errc::rate_limited) and failures that provably happened before
 ///    the request was sent (is_request_not_sent() and is_transient()) are
-///    retried for every method: the server did not process the request;
-///  - 5xx, 408, timeouts and connection failures after sending (a stale pooled
-///    connection, a reset) are retried only when the endpoint is idempotent;
+///    retried for every method: the server did not process the request. A 429
+///    spends neither an attempt nor the budget: it is resent until served,
+///    within the deadline, else within max_rate_limited_wait;
+///  - 5xx (but 501 and 505, final), 408, timeouts and connection failures
+///    after sending (a stale pooled connection, a reset) are retried only when
+///    the endpoint is idempotent;
 ///  - anything else (4xx, decoding errors, caller input) is final.
 /// Delay: exponential backoff with full jitter, u * min(max_backoff,
-/// initial_backoff * multiplier^(attempt-1)) with u uniform in [0,1); for a
-/// 429 at least Retry-After (capped by max_retry_after). A retry is never
+/// initial_backoff * multiplier^(attempt-1)) with u uniform in [0,1); a 429
+/// with Retry-After waits exactly that (capped by max_retry_after). A retry is never
 /// scheduled when its delay plus the duration of the last attempt would end
-/// after the deadline. Each retry also spends one unit of a per-client budget.
+/// after the deadline. Each retry also spends one unit of a per-client budget
+/// (a 429's excepted).
 
 #include <digital_delivery/detail/clock.hpp>
 #include <digital_delivery/detail/config.hpp>
@@ -67,6 +71,15 @@ struct retry_params
 
     /// Retry budget: most retries saved up; also the initial balance. Default: 20.
     double budget_capacity = 20;
+
+    /// A request without a deadline (client_params::operation_timeout = 0
+    /// and no request_options::deadline) refused with 429 is resent until it
+    /// is served, or until it has waited this long for the server's rate
+    /// limit in all (from each 429 to its next sending); then it fails with
+    /// client_errc::rate_limited_too_long. With a deadline, the deadline
+    /// bounds it instead (client_errc::rate_limit_wait_exceeds_deadline).
+    /// Zero: no bound. Default: 10 min.
+    std::chrono::milliseconds max_rate_limited_wait{600000};
 };
 
 }  // namespace digital_delivery

@@ -116,12 +116,13 @@ TEST_F(retry_test, a_429s_retry_after_is_read_once_for_the_limiter_the_retry_and
     dd::client c(fake, {.base_url = base_url,
                         .api_key = std::string("key-") + info->name(),
                         .operation_timeout = 0ms,
-                        .retry = {.max_attempts = 2, .initial_backoff = 1ms, .max_backoff = 5ms},
+                        .retry = {.initial_backoff = 1ms, .max_backoff = 5ms, .max_rate_limited_wait = 10s},
                         .observer = rec});
     fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", "7");
     fake->expect_any().respond(429, R"({"error":"Rate limit exceeded"})").header("Retry-After", "7");
     auto [ec, o] = run_in_virtual_time([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
-    EXPECT_EQ(ec, dd::api_errc::rate_limited);
+    // 7 s waited, 7 more would pass the 10 s of max_rate_limited_wait.
+    EXPECT_EQ(ec, dd::client_errc::rate_limited_too_long);
     EXPECT_EQ(fake->requests().size(), 2u);
     EXPECT_EQ(rec->paused, (std::vector<std::chrono::milliseconds>{7000ms, 7000ms}));
     EXPECT_EQ(rec->delays, (std::vector<std::chrono::milliseconds>{7000ms}));
@@ -176,6 +177,28 @@ TEST_F(retry_test, a_write_that_was_never_sent_is_retried)
     auto [ec, r] = run([&](auto t) { return dd::async_notify_order(c, "o1", diag, t); });
     EXPECT_FALSE(ec) << diag.to_string();
     EXPECT_EQ(fake->requests().size(), 2u);
+}
+
+// A GET is idempotent, and still a 501 or a 505 is sent once: the server
+// says it will never serve it.
+TEST_F(retry_test, not_implemented_and_version_not_supported_are_not_retried)
+{
+    auto c = make_client();
+    for (unsigned status : {501u, 505u})
+    {
+        SCOPED_TRACE(status);
+        const auto before = fake->requests().size();
+        fake->expect_any().respond(status, R"({"error":"no"})");
+        fake->expect_any().respond(200, ok_order());  // what a retry would get
+        auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
+        EXPECT_EQ(ec, dd::api_errc::server_error);
+        EXPECT_EQ(diag.http_status, status);
+        EXPECT_EQ(diag.attempts, 1u);
+        EXPECT_EQ(fake->requests().size(), before + 1);
+        // The next request takes the unused answer.
+        auto [ec2, o2] = run([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
+        EXPECT_FALSE(ec2) << diag.to_string();
+    }
 }
 
 TEST_F(retry_test, attempts_are_bounded_and_reported)
@@ -407,7 +430,8 @@ TEST_F(retry_test, snapshot_ignores_a_reset_outside_system_clock)
 TEST_F(retry_test, points_available_at_once_are_taken_without_a_trip_through_the_executor)
 {
     dd::testing::virtual_clock vc;
-    auto c = make_client({.capacity = 2, .window = std::chrono::seconds(20)});  // a point per 10 s
+    // A point per 10 s; no probe first (the second request would wait for the first's answer).
+    auto c = make_client({.capacity = 2, .window = std::chrono::seconds(20), .probe_first = false});
     for (int i = 0; i < 3; ++i)
         fake->expect_any().respond(200, ok_order());
     int completed = 0;

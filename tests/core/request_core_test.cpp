@@ -145,7 +145,10 @@ TEST(request_core, a_503_is_retried_after_the_backoff_and_a_429_after_retry_afte
     expect_recorded(core, 3, 5100ms);
 }
 
-TEST(request_core, the_last_possible_attempt_takes_the_request)
+// Only a request that is never resent may give its request to the
+// transport: with retries on, even the last attempt the policy allows may be
+// refused with 429, which is resent (it spends no attempt).
+TEST(request_core, only_a_request_without_retries_takes_the_request)
 {
     setup_builder b;
     b.retry.max_attempts = 2;
@@ -157,7 +160,7 @@ TEST(request_core, the_last_possible_attempt_takes_the_request)
     core.timer_fired(ok, t0 + 1s);
     a = core.granted(ok, t0 + 1s);
     ASSERT_EQ(a.what, kind::send);
-    EXPECT_TRUE(a.move_request);
+    EXPECT_FALSE(a.move_request) << "a 429 may follow";
     a = core.responded(ok, server_error, status(503), t0 + 1s);
     EXPECT_EQ(a.what, kind::complete) << "attempts exhausted";
     EXPECT_EQ(a.ec, server_error);
@@ -180,7 +183,8 @@ TEST(request_core, the_deadline_reached_while_waiting_for_points)
     EXPECT_TRUE(a.try_now);
     EXPECT_EQ(core.deadline(), t0 + 1s);
     a = core.granted(ok, t0 + 1s);
-    expect_complete(a, dd::client_errc::deadline_exceeded, limiter_step::none, false);
+    // Granted, never spent: the points go back (and a probe's turn passes on).
+    expect_complete(a, dd::client_errc::deadline_exceeded, limiter_step::refund, false);
     expect_recorded(core, 0, 1s);
 }
 
@@ -300,4 +304,32 @@ TEST(request_core, a_failed_acquire_completes_with_the_limiters_error)
     EXPECT_EQ(a.what, kind::complete);
     EXPECT_EQ(a.ec, dd::client_errc::rate_limit_wait_exceeds_deadline);
     EXPECT_EQ(a.limiter, limiter_step::none) << "nothing granted, nothing to give back";
+}
+
+// Without a deadline, the wait for points after a 429 is bounded by what is
+// left of max_rate_limited_wait: a limiter that cannot grant in time ends the
+// request with rate_limited_too_long.
+TEST(request_core, the_wait_for_points_after_a_429_is_bounded_by_max_rate_limited_wait)
+{
+    setup_builder b;
+    b.retry.max_rate_limited_wait = 100s;
+    auto core = b.make();
+    core.started(t0);
+    EXPECT_FALSE(core.acquire_deadline()) << "no bound before a 429";
+    core.granted(ok, t0);
+    auto refused = status(429);
+    refused.retry_after = 30s;
+    auto a = core.responded(ok, make_error_code(dd::api_errc::rate_limited), refused, t0);
+    ASSERT_EQ(a.what, kind::wait);
+    EXPECT_EQ(a.duration, 30s);
+    a = core.timer_fired(ok, t0 + 30s);
+    ASSERT_EQ(a.what, kind::acquire);
+    EXPECT_EQ(core.acquire_deadline(), t0 + 100s);
+    a = core.granted(make_error_code(dd::client_errc::rate_limit_wait_exceeds_deadline), t0 + 30s);
+    EXPECT_EQ(a.what, kind::complete);
+    EXPECT_EQ(a.ec, dd::client_errc::rate_limited_too_long);
+    dd::diagnostics d;
+    core.record(d);
+    EXPECT_EQ(d.attempts, 1u);
+    EXPECT_NE(d.client_message.find("refused with 429 1 time, waited 30000 ms"), std::string::npos) << d.client_message;
 }

@@ -55,6 +55,7 @@ rate_limit_params params(double capacity, std::chrono::duration<double> window)
     p.capacity = capacity;
     p.window = window;
     p.hold_refill_until_response = false;  // these tests model refill alone (see hold_* tests)
+    p.probe_first = false;                 // and grants without responses (see probe_* tests)
     return p;
 }
 
@@ -346,7 +347,9 @@ TEST(rate_limiter, disabled_limiter_lets_everything_through)
 TEST(shared_rate_limiter, one_bucket_per_base_url_and_key)
 {
     asio::io_context ioc;
-    auto a = shared_rate_limiter(ioc.get_executor(), "https://API.example.com/api/v1/external/", "secret-key-1");
+    rate_limit_params p;
+    p.probe_first = false;  // grants without responses
+    auto a = shared_rate_limiter(ioc.get_executor(), "https://API.example.com/api/v1/external/", "secret-key-1", p);
     auto b = shared_rate_limiter(ioc.get_executor(), "https://api.example.com/api/v1/external", "secret-key-1");
     auto c = shared_rate_limiter(ioc.get_executor(), "https://api.example.com/api/v1/external", "secret-key-2");
     int n = 0;

@@ -57,6 +57,28 @@ TEST(retry_classify, rules)
     EXPECT_EQ(classify_failure(boost::asio::error::operation_aborted, 0), retry_class::never);
 }
 
+// 501 and 505 say the server will never serve the request: retrying cannot
+// help, whatever the method (the other 5xx are retried when idempotent).
+TEST(retry_classify, not_implemented_and_version_not_supported_are_final)
+{
+    using detail::classify_failure;
+    using detail::retry_class;
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::server_error), 501), retry_class::never);
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::server_error), 505), retry_class::never);
+    EXPECT_EQ(classify_failure(error_code(), 501), retry_class::never);
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::server_error), 500), retry_class::if_idempotent);
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::server_error), 504), retry_class::if_idempotent);
+    EXPECT_EQ(classify_failure(make_error_code(api_errc::server_error), 599), retry_class::if_idempotent);
+    for (unsigned status : {501u, 505u})
+    {
+        auto rs = make();
+        auto d = rs.on_failure(failure_status(status), true, t0);
+        EXPECT_FALSE(d.retry) << status;
+        EXPECT_EQ(d.reason, retry_reason::not_retryable) << status;
+        EXPECT_EQ(d.final_error, make_error_code(api_errc::server_error)) << status;
+    }
+}
+
 TEST(retry_state, get_is_retried_on_5xx_and_timeouts)
 {
     auto rs = make();
@@ -301,4 +323,86 @@ TEST(retry_state, status_only_failures_get_a_matching_final_error)
     EXPECT_EQ(d.final_error, make_error_code(api_errc::server_error));
     auto rs3 = make();
     EXPECT_TRUE(rs3.on_failure({{}, 429, std::nullopt}, false, t0).retry);
+}
+
+// A 429 is the server's limit speaking, not a failure: it spends neither an
+// attempt nor the retry budget, whatever the method.
+TEST(retry_state, a_429_spends_neither_attempts_nor_budget)
+{
+    retry_params p;
+    p.max_attempts = 2;
+    p.budget_capacity = 1;
+    p.budget_ratio = 0;
+    p.budget_min_per_minute = 0;
+    auto budget = std::make_shared<retry_budget>(p, t0);
+    retry_state rs(p, budget, t0, std::nullopt, [] { return 0.5; });
+    clk::time_point now = t0;
+    for (int i = 0; i < 20; ++i)
+    {
+        rs.on_attempt_start(now);
+        attempt_failure f = failure_status(429, api_errc::rate_limited);
+        f.retry_after = 2s;
+        auto d = rs.on_failure(f, false, now);
+        ASSERT_TRUE(d.retry) << i;
+        EXPECT_EQ(d.delay, 2s);
+        now += d.delay;
+    }
+    EXPECT_EQ(rs.stats().refusals, 20);
+    EXPECT_EQ(rs.stats().rate_limited_wait, 38s) << "from each 429 to the next sending";
+    EXPECT_DOUBLE_EQ(budget->balance(now), 1.0) << "a 429 spent the budget";
+    // Attempts and budget are still whole for a failure of another kind.
+    rs.on_attempt_start(now);
+    EXPECT_TRUE(rs.on_failure(failure_status(503), true, now).retry);
+    rs.on_attempt_start(now);
+    auto d = rs.on_failure(failure_status(503), true, now);
+    EXPECT_FALSE(d.retry);
+    EXPECT_EQ(d.reason, retry_reason::attempts_exhausted);
+}
+
+// The bounds of a 429: the deadline (rate_limit_wait_exceeds_deadline), or
+// without one max_rate_limited_wait (rate_limited_too_long); zero: no bound.
+TEST(retry_state, a_429_ends_at_the_deadline_or_max_rate_limited_wait)
+{
+    attempt_failure f = failure_status(429, api_errc::rate_limited);
+    f.retry_after = 60s;
+    auto with_deadline = make({}, nullptr, t0 + 90s);
+    EXPECT_TRUE(with_deadline.on_failure(f, false, t0).retry);
+    with_deadline.on_attempt_start(t0 + 60s);
+    auto d = with_deadline.on_failure(f, false, t0 + 60s);
+    EXPECT_FALSE(d.retry);
+    EXPECT_EQ(d.reason, retry_reason::deadline);
+    EXPECT_EQ(d.final_error, make_error_code(client_errc::rate_limit_wait_exceeds_deadline));
+
+    retry_params p;
+    p.max_rate_limited_wait = 100s;
+    auto capped = make(p);
+    EXPECT_TRUE(capped.on_failure(f, false, t0).retry);
+    EXPECT_EQ(capped.rate_limited_until(), t0 + 100s) << "the bound of the wait for points";
+    capped.on_attempt_start(t0 + 60s);
+    d = capped.on_failure(f, false, t0 + 60s);  // 60 s waited, 60 more would pass 100 s
+    EXPECT_FALSE(d.retry);
+    EXPECT_EQ(d.reason, retry_reason::rate_limited_too_long);
+    EXPECT_EQ(d.final_error, make_error_code(client_errc::rate_limited_too_long));
+
+    p.max_rate_limited_wait = 0ms;
+    auto unbounded = make(p);
+    for (int i = 0; i < 100; ++i)
+    {
+        ASSERT_TRUE(unbounded.on_failure(f, false, t0 + i * 60s).retry);
+        unbounded.on_attempt_start(t0 + (i + 1) * 60s);
+    }
+    EXPECT_FALSE(unbounded.rate_limited_until());
+}
+
+// A bound too far for the clock is no bound (no overflow).
+TEST(retry_state, a_max_rate_limited_wait_past_the_clock_is_no_bound)
+{
+    retry_params p;
+    p.max_rate_limited_wait = std::chrono::milliseconds::max();
+    p.max_retry_after = std::chrono::milliseconds::max();
+    auto rs = make(p);
+    attempt_failure f = failure_status(429, api_errc::rate_limited);
+    f.retry_after = 24h * 365;
+    EXPECT_TRUE(rs.on_failure(f, false, t0).retry);
+    EXPECT_FALSE(rs.rate_limited_until());
 }

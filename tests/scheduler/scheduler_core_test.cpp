@@ -299,3 +299,109 @@ TEST(scheduler_core, refund_and_oversized_cost)
     EXPECT_EQ(s.acquire(2, 100, priority::normal, std::nullopt, core_t0), status::granted);  // treated as capacity
     EXPECT_EQ(s.acquire(3, 0, priority::normal, std::nullopt, core_t0), status::granted);    // free
 }
+
+// ---- probe_first: learn what the server's bucket holds before a burst ----
+
+namespace {
+
+detail::scheduler_config probing(double capacity, std::chrono::duration<double> window)
+{
+    auto c = cfg(capacity, window);
+    c.probe_first = true;
+    return c;
+}
+
+rate_limit_snapshot remaining(std::int64_t n)
+{
+    rate_limit_snapshot s;
+    s.remaining = n;
+    return s;
+}
+
+}  // namespace
+
+// A new bucket believes it is full; the server's may be spent by another
+// process. One request goes first; its answer's figures decide the rest.
+TEST(scheduler_core, a_new_bucket_sends_one_request_and_learns_from_its_answer)
+{
+    scheduler_core s(probing(40, 60s), core_t0);
+    EXPECT_TRUE(s.try_grant(1, priority::normal, core_t0)) << "the probe";
+    EXPECT_TRUE(s.probing());
+    EXPECT_FALSE(s.try_grant(1, priority::normal, core_t0)) << "a second request before the probe's answer";
+    for (std::uint64_t id = 1; id <= 10; ++id)
+        EXPECT_EQ(s.acquire(id, 1, priority::normal, std::nullopt, core_t0), status::queued);
+    EXPECT_TRUE(granted(s, core_t0 + 1s).empty()) << "nothing before the answer";
+    // The answer: 3 points left on the server.
+    s.observe(remaining(3), core_t0 + 1s);
+    s.on_answer(core_t0 + 1s);
+    EXPECT_FALSE(s.probing());
+    EXPECT_EQ(granted(s, core_t0 + 1s), (std::vector<std::uint64_t>{1, 2, 3}));
+    EXPECT_EQ(granted(s, core_t0 + 2500ms), (std::vector<std::uint64_t>{4})) << "then the refill, 1 point per 1.5 s";
+}
+
+TEST(scheduler_core, without_probe_first_a_new_bucket_grants_its_capacity_at_once)
+{
+    scheduler_core s(cfg(40, 60s), core_t0);
+    for (int i = 0; i < 40; ++i)
+        EXPECT_TRUE(s.try_grant(1, priority::normal, core_t0));
+    EXPECT_FALSE(s.probing());
+}
+
+// After a 429 pause, the oldest waiter goes alone; the others follow its
+// answer. Answers arriving during the pause teach nothing about its end.
+TEST(scheduler_core, after_a_429_pause_the_oldest_waiter_goes_alone)
+{
+    scheduler_core s(probing(40, 2s), core_t0);  // 20 points a second
+    ASSERT_TRUE(s.try_grant(1, priority::normal, core_t0));
+    s.on_answer(core_t0);  // the first answer: no probe from here
+    ASSERT_TRUE(s.try_grant(1, priority::normal, core_t0));
+    ASSERT_TRUE(s.try_grant(1, priority::normal, core_t0));
+    s.on_rate_limited(2s, core_t0 + 100ms);
+    for (std::uint64_t id = 1; id <= 5; ++id)
+        EXPECT_EQ(s.acquire(id, 1, priority::normal, std::nullopt, core_t0 + 100ms), status::queued);
+    s.on_answer(core_t0 + 200ms);  // a request sent before the 429, answered during the pause
+    EXPECT_TRUE(granted(s, core_t0 + 2099ms).empty()) << "granted during the pause";
+    EXPECT_EQ(granted(s, core_t0 + 2100ms), (std::vector<std::uint64_t>{1})) << "the oldest waiter, alone";
+    EXPECT_TRUE(granted(s, core_t0 + 3s).empty()) << "granted before the probe's answer";
+    s.observe(remaining(2), core_t0 + 3s);  // the refill says 20 or more; the server 2
+    s.on_answer(core_t0 + 3s);
+    EXPECT_EQ(granted(s, core_t0 + 3s), (std::vector<std::uint64_t>{2, 3}));
+}
+
+// Never a hang: a probe that ends without an answer (a transport failure, a
+// timeout, a cancellation), or whose points come back, lets the next waiter
+// go first; an answer without X-RateLimit-* figures ends the probing (the
+// server served it: the estimate rules); a probe nobody reports ends after
+// one window.
+TEST(scheduler_core, a_probe_without_an_answer_passes_its_turn_to_the_next_waiter)
+{
+    scheduler_core s(probing(40, 60s), core_t0);
+    for (std::uint64_t id = 1; id <= 6; ++id)
+        s.acquire(id, 1, priority::normal, std::nullopt, core_t0);
+    // acquire() granted the first one at once: it is the probe.
+    EXPECT_TRUE(s.probing());
+    EXPECT_TRUE(granted(s, core_t0).empty());
+    s.on_unanswered();  // it failed or timed out
+    EXPECT_EQ(granted(s, core_t0 + 1s), (std::vector<std::uint64_t>{2})) << "the next waiter, alone";
+    s.refund(1, core_t0 + 2s);  // cancelled after its grant, never sent
+    EXPECT_EQ(granted(s, core_t0 + 2s), (std::vector<std::uint64_t>{3}));
+    EXPECT_TRUE(granted(s, core_t0 + 3s).empty());
+    EXPECT_EQ(s.next_wake(core_t0 + 3s), core_t0 + 2s + 60s) << "the wake that ends a lost probe";
+    EXPECT_EQ(granted(s, core_t0 + 62s), (std::vector<std::uint64_t>{4})) << "a probe nobody reported ends after a window";
+    s.on_answer(core_t0 + 63s);  // answered, without rate-limit figures
+    EXPECT_FALSE(s.probing());
+    EXPECT_EQ(granted(s, core_t0 + 63s), (std::vector<std::uint64_t>{5, 6}));
+}
+
+TEST(scheduler_core, a_429_answer_to_the_probe_pauses_and_probes_again)
+{
+    scheduler_core s(probing(40, 2s), core_t0);
+    for (std::uint64_t id = 1; id <= 4; ++id)
+        s.acquire(id, 1, priority::normal, std::nullopt, core_t0);
+    s.on_rate_limited(1s, core_t0 + 50ms);  // the probe's answer: the key is spent
+    EXPECT_TRUE(granted(s, core_t0 + 1049ms).empty());
+    EXPECT_EQ(granted(s, core_t0 + 1050ms), (std::vector<std::uint64_t>{2})) << "one probe again";
+    EXPECT_TRUE(granted(s, core_t0 + 1099ms).empty());
+    s.on_answer(core_t0 + 1100ms);
+    EXPECT_EQ(granted(s, core_t0 + 1100ms), (std::vector<std::uint64_t>{3, 4}));
+}

@@ -304,6 +304,7 @@ TEST(shared_store, fallback_bucket_while_the_store_is_unavailable_then_back)
 
     std::vector<throttle_event> events;
     rate_limit_params p;
+    p.probe_first = false;  // grants without responses
     p.store = shm_rate_limit_store();
     p.fallback_share = 0.25;
     p.store_retry_interval = 1000ms;
@@ -384,6 +385,7 @@ TEST(shared_store, any_store_plugs_in_through_rate_limit_params)
 
     std::vector<throttle_event> events;
     rate_limit_params p;
+    p.probe_first = false;  // grants without responses
     p.store = store;
     EXPECT_TRUE(p.store.shared());
     p.capacity = 4;

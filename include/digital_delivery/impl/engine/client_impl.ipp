@@ -471,6 +471,10 @@ struct execute_state
     clock::time_point started{}, attempt_started{}, responded_at{};
     std::size_t sent_bytes = 0;
     std::unique_ptr<diagnostics> own_diag;  // on failure, when the caller passed none
+    // The last 429's diagnostics (status, the server's words, Retry-After),
+    // kept while the request waits to be resent: a request the rate limit
+    // then ends (the deadline, max_rate_limited_wait) reports them.
+    std::unique_ptr<diagnostics> refusal;
 
     execute_state(std::shared_ptr<client_impl> s, prepared_request&& pr, diagnostics* d)
         : self(std::move(s)), p(std::move(pr)), diag(d), core(setup_of(*self, p))
@@ -627,7 +631,7 @@ struct execute_op
             if (!a.try_now || !l.try_acquire(s.core.cost(), s.core.prio()))
             {
                 s.st = state::acquired;
-                l.async_acquire(s.core.cost(), s.core.prio(), s.core.deadline(), std::move(self));
+                l.async_acquire(s.core.cost(), s.core.prio(), s.core.acquire_deadline(), std::move(self));
                 return;
             }
             a = s.core.granted({}, now);  // a send: the deadline was checked by try_now
@@ -651,6 +655,16 @@ struct execute_op
             return;
         }
         // complete (a wait only follows a response: the responded state performs it)
+        if (s.diag && s.refusal && s.diag->http_status == 0 &&
+            (a.ec == client_errc::rate_limited_too_long || a.ec == client_errc::rate_limit_wait_exceeds_deadline))
+        {
+            diagnostics& r = *s.refusal;
+            s.diag->http_status = r.http_status;
+            s.diag->server_message = std::move(r.server_message);
+            s.diag->server_errors = std::move(r.server_errors);
+            s.diag->code = std::move(r.code);
+            s.diag->retry_after = r.retry_after;
+        }
         if (s.diag)
             s.core.record(*s.diag);
         if (a.with_response && resp)
@@ -739,13 +753,20 @@ struct execute_op
             }
             if (cancelled(self))
                 return perform(self, s.core.cancelled(now), now);
-            // The next attempt starts afresh: drop what the failure recorded.
+            // The next attempt starts afresh: drop what the failure recorded
+            // (a 429's: kept apart, see execute_state::refusal).
             if (s.diag)
             {
                 diagnostics keep;
                 keep.method = std::move(s.diag->method);
                 keep.host = std::move(s.diag->host);
                 keep.path = std::move(s.diag->path);
+                if (api_ec == api_errc::rate_limited)
+                {
+                    if (!s.refusal)
+                        s.refusal = std::make_unique<diagnostics>();
+                    *s.refusal = std::move(*s.diag);
+                }
                 *s.diag = std::move(keep);
             }
             if (observer* o = s.self->obs())

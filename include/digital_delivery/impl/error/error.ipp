@@ -58,6 +58,8 @@ inline const char* client_errc_message(int ev) noexcept
     case client_errc::cassette_no_match: return "No exchange recorded in the cassette matches the request";
     case client_errc::cassette_unused_exchanges: return "Exchanges recorded in the cassette were never replayed";
     case client_errc::cassette_invalid: return "The cassette cannot be read or written, or is not a cassette this version reads";
+    case client_errc::rate_limited_too_long:
+        return "The server's rate limit refused the request for longer than retry_params::max_rate_limited_wait";
     }
     return "Unknown digital_delivery client error";
 }
@@ -136,11 +138,12 @@ inline bool client_in_condition(client_errc e, condition c) noexcept
     case condition::timeout:
         return (e >= client_errc::resolve_timeout && e <= client_errc::idle_timeout) ||
                e == client_errc::deadline_exceeded || e == client_errc::rate_limit_wait_exceeds_deadline ||
-               e == client_errc::upload_stalled;
+               e == client_errc::upload_stalled || e == client_errc::rate_limited_too_long;
     case condition::transport:
         return (e >= client_errc::resolve_timeout && e <= client_errc::protocol_error) ||
                e == client_errc::unexpected_status || is_proxy_failure(e);
-    case condition::rate_limited: return e == client_errc::rate_limit_wait_exceeds_deadline;
+    case condition::rate_limited:
+        return e == client_errc::rate_limit_wait_exceeds_deadline || e == client_errc::rate_limited_too_long;
     default: return false;
     }
 }
@@ -237,6 +240,7 @@ DIGITAL_DELIVERY_DECL bool is_request_not_sent(const error_code& ec) noexcept
                e == client_errc::insecure_upload_url || e == client_errc::resolve_timeout || e == client_errc::connect_timeout ||
                e == client_errc::tls_handshake_timeout || e == client_errc::tls_certificate_verify_failed ||
                e == client_errc::tls_hostname_mismatch || e == client_errc::rate_limit_wait_exceeds_deadline ||
+               e == client_errc::rate_limited_too_long ||
                detail::is_proxy_failure(e) || e == client_errc::cassette_no_match;
     }
     if (ec.category() == get_api_category())

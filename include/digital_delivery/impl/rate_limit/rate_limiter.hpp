@@ -87,7 +87,8 @@ struct limiter_settings
         : capacity(p.capacity), window(p.window), max_retry_after(p.max_retry_after),
           aging_interval(p.aging_interval), fallback_share(p.fallback_share),
           store_retry_interval(p.store_retry_interval), enabled(p.enabled),
-          follow_server_headers(p.follow_server_headers), hold_refill_until_response(p.hold_refill_until_response)
+          follow_server_headers(p.follow_server_headers), hold_refill_until_response(p.hold_refill_until_response),
+          probe_first(p.probe_first)
     {
     }
 
@@ -100,6 +101,7 @@ struct limiter_settings
     bool enabled;
     bool follow_server_headers;
     bool hold_refill_until_response;
+    bool probe_first;
 };
 
 class rate_limiter
@@ -160,7 +162,9 @@ public:
     /// operation go on without a round trip through the executor.
     DIGITAL_DELIVERY_DECL bool try_acquire(int cost, priority prio);
 
-    /// Feeds a response's headers back (every response, 429 included).
+    /// Feeds a response's headers back (every response, 429 included; a
+    /// status of 0 says the attempt ended without one: a probe's turn then
+    /// passes to the next waiter, see rate_limit_params::probe_first).
     /// X-RateLimit-Remaining/Limit lower the local estimate (never raise it: a
     /// stale or reordered header cannot add points). A 429 empties the bucket
     /// and, with Retry-After (seconds, fractional, or HTTP-date), pauses every

@@ -81,6 +81,7 @@ inline scheduler_config to_config(const limiter_settings& p)
     c.aging_interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(p.aging_interval);
     c.max_retry_after = std::chrono::duration_cast<std::chrono::steady_clock::duration>(p.max_retry_after);
     c.hold_refill_until_response = p.hold_refill_until_response;
+    c.probe_first = p.probe_first;
     return c;
 }
 
@@ -506,6 +507,10 @@ DIGITAL_DELIVERY_DECL void rate_limiter::observe_response(const detail::response
         st.core.on_response(now);
         if (st.params.follow_server_headers && facts.rate_limit)
             st.core.observe(*facts.rate_limit, now);
+        if (facts.status == 0)
+            st.core.on_unanswered();
+        else if (facts.status != 429)
+            st.core.on_answer(now);
         st.process(now, b);
     }
     b.deliver();

@@ -67,8 +67,25 @@ DIGITAL_DELIVERY_DECL retry_state::retry_state(
         jitter_ = detail::jitter_unit;
 }
 
+DIGITAL_DELIVERY_DECL void retry_state::end_refusal(clock::time_point now) noexcept
+{
+    if (!refused_at_)
+        return;
+    if (now > *refused_at_)
+        stats_.rate_limited_wait += std::chrono::duration_cast<std::chrono::milliseconds>(now - *refused_at_);
+    refused_at_.reset();
+}
+
+DIGITAL_DELIVERY_DECL error_code retry_state::give_up_rate_limited(clock::time_point now)
+{
+    end_refusal(now);
+    stats_.last_reason = retry_reason::rate_limited_too_long;
+    return client_errc::rate_limited_too_long;
+}
+
 DIGITAL_DELIVERY_DECL void retry_state::on_attempt_start(clock::time_point now)
 {
+    end_refusal(now);
     attempt_started_ = now;
     if (++stats_.attempts == 1 && budget_)
         budget_->on_request(now);
@@ -102,16 +119,15 @@ DIGITAL_DELIVERY_DECL retry_decision retry_state::on_failure(const attempt_failu
         return give_up(retry_reason::not_retryable, failure);
     if (cls == detail::retry_class::if_idempotent && !idempotent)
         return give_up(retry_reason::not_idempotent, failure);
-    if (stats_.attempts >= params_.max_attempts)
+    if (f.http_status == 429 || f.ec == make_error_code(api_errc::rate_limited))
+        return on_refused(f, now);
+    if (stats_.attempts - stats_.refusals >= params_.max_attempts)
         return give_up(retry_reason::attempts_exhausted, failure);
 
-    const bool refused = f.http_status == 429 || f.ec == make_error_code(api_errc::rate_limited);
     const milliseconds delay = detail::retry_delay(
-        stats_.attempts,
+        stats_.attempts - stats_.refusals,
         {params_.initial_backoff, params_.max_backoff, params_.backoff_multiplier},
-        jitter_(),
-        refused ? f.retry_after : std::nullopt,
-        params_.max_retry_after
+        jitter_()
     );
     // A retry that could only end exactly at the deadline, if it took as long
     // as the attempt that just failed, is not made: the last attempt may have
@@ -127,6 +143,48 @@ DIGITAL_DELIVERY_DECL retry_decision retry_state::on_failure(const attempt_failu
     d.reason = retry_reason::retry;
     stats_.total_backoff += delay;
     stats_.last_reason = retry_reason::retry;
+    return d;
+}
+
+// A 429: the server refused the request unprocessed. It is the limit
+// speaking, not a failure: no attempt and no budget spent (the budget stops
+// retry storms against a failing server; the limiter paces these). Resent
+// until served, unless the deadline (or, without one, max_rate_limited_wait)
+// cannot be met.
+DIGITAL_DELIVERY_DECL retry_decision retry_state::on_refused(const attempt_failure& f, clock::time_point now)
+{
+    using std::chrono::milliseconds;
+    ++stats_.refusals;
+    retry_decision d;
+    // The server's Retry-After when it gave one (the limiter then holds
+    // every request of the key until it ends, and lets one go first: no
+    // backoff on top); else the backoff schedule, counted in 429s.
+    const milliseconds delay = detail::retry_delay(
+        stats_.refusals,
+        {params_.initial_backoff, params_.max_backoff, params_.backoff_multiplier},
+        f.retry_after ? 0.0 : jitter_(),
+        f.retry_after,
+        params_.max_retry_after
+    );
+    retry_reason r = retry_reason::retry;
+    if (deadline_ && now + delay + last_attempt_ >= *deadline_)
+        r = retry_reason::deadline;
+    else if (const auto cap = params_.max_rate_limited_wait;
+             !deadline_ && cap.count() > 0 && delay > cap - std::min(stats_.rate_limited_wait, cap))
+        r = retry_reason::rate_limited_too_long;
+    stats_.last_reason = r;
+    if (r != retry_reason::retry)
+    {
+        d.reason = r;
+        d.final_error = r == retry_reason::deadline ? make_error_code(client_errc::rate_limit_wait_exceeds_deadline)
+                                                    : make_error_code(client_errc::rate_limited_too_long);
+        return d;
+    }
+    refused_at_ = now;
+    d.retry = true;
+    d.delay = delay;
+    d.reason = retry_reason::retry;
+    stats_.total_backoff += delay;
     return d;
 }
 

@@ -32,16 +32,21 @@ enum class retry_class
     always,          ///< The server certainly did not process the request.
 };
 
+/// Whether a failure may be retried: `ec` the attempt's error (the transport's,
+/// or the API error of the response), `status` the response's HTTP status (0:
+/// none). 501 (Not Implemented) and 505 (HTTP Version Not Supported) say the
+/// server will never serve the request: final, although api_errc::server_error.
 inline retry_class classify_failure(const error_code& ec, unsigned status) noexcept
 {
     if (ec == boost::asio::error::operation_aborted)
         return retry_class::never;
     if (status == 429 || ec == make_error_code(api_errc::rate_limited))
         return retry_class::always;
+    if (status == 501 || status == 505)
+        return retry_class::never;
     if (ec && is_request_not_sent(ec) && is_transient(ec))
         return retry_class::always;
-    if ((status >= 500 && status <= 599 && status != 501 && status != 505) || status == 408 ||
-        ec == make_error_code(api_errc::server_error))
+    if ((status >= 500 && status <= 599) || status == 408 || ec == make_error_code(api_errc::server_error))
         return retry_class::if_idempotent;
     if (ec && is_transient(ec))
         return retry_class::if_idempotent;

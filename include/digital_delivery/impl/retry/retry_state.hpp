@@ -12,7 +12,9 @@
 #include <digital_delivery/retry.hpp>
 #include <digital_delivery/detail/clock.hpp>
 #include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/detail/saturating_time.hpp>
 #include <digital_delivery/error.hpp>
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -32,6 +34,7 @@ enum class retry_reason
     attempts_exhausted,  ///< max_attempts reached.
     deadline,            ///< The retry could not finish before the deadline.
     budget_exhausted,    ///< The client's retry budget is used up.
+    rate_limited_too_long,  ///< 429s for longer than retry_params::max_rate_limited_wait (no deadline).
 };
 
 /// The answer for one failed attempt.
@@ -40,10 +43,11 @@ struct retry_decision
     bool retry = false;
     std::chrono::milliseconds delay{0};  ///< Wait this long, then acquire points and resend.
     retry_reason reason = retry_reason::not_retryable;
-    /// When giving up: the error the request completes with: the last
-    /// attempt's failure (whatever the reason: not retryable, attempts or
-    /// budget used up), or client_errc::deadline_exceeded when the next
-    /// attempt would end after the deadline. stats() says how many attempts.
+    /// When giving up: the error of the decision: the last attempt's failure
+    /// (not retryable, attempts or budget used up), client_errc::deadline_exceeded
+    /// when the next attempt would end after the deadline; for a 429,
+    /// client_errc::rate_limit_wait_exceeds_deadline (the deadline) or
+    /// rate_limited_too_long (no deadline: the cap). stats() says how many attempts.
     error_code final_error;
 };
 
@@ -56,6 +60,8 @@ struct retry_stats
     error_code last_error;                             ///< The last attempt's failure.
     unsigned last_status = 0;                          ///< Its HTTP status (0: none).
     retry_reason last_reason = retry_reason::retry;    ///< The last decision.
+    int refusals = 0;                                  ///< Attempts refused with 429 (counted apart: not in max_attempts).
+    std::chrono::milliseconds rate_limited_wait{0};    ///< From each 429 to the next sending (max_rate_limited_wait).
 };
 
 /// One failed attempt as the request operation saw it.
@@ -126,6 +132,23 @@ public:
     /// The attempt failed: retry or give up?
     DIGITAL_DELIVERY_DECL retry_decision on_failure(const attempt_failure& f, bool idempotent, clock::time_point now);
 
+    /// Without a deadline, after a 429: when the time waited for the server's
+    /// rate limit reaches max_rate_limited_wait (the bound of the wait for
+    /// points before the next sending); else nullopt (also for a bound past
+    /// the clock's range).
+    std::optional<clock::time_point> rate_limited_until() const noexcept
+    {
+        const auto cap = params_.max_rate_limited_wait;
+        if (deadline_ || !refused_at_ || cap.count() <= 0)
+            return std::nullopt;
+        return checked_add(*refused_at_, cap - std::min(stats_.rate_limited_wait, cap));
+    }
+
+    /// The request, refused with 429 and waiting for the next sending, gives
+    /// up at `now` (rate_limited_until() passed): counts the wait, returns
+    /// client_errc::rate_limited_too_long.
+    DIGITAL_DELIVERY_DECL error_code give_up_rate_limited(clock::time_point now);
+
     /// Adds time spent in rate_limiter::async_acquire to the statistics.
     void add_rate_limit_wait(clock::duration d) noexcept
     {
@@ -142,7 +165,11 @@ private:
     jitter_fn jitter_;
     clock::time_point attempt_started_;
     clock::duration last_attempt_{};
+    std::optional<clock::time_point> refused_at_;  // the last 429, until the next sending
     retry_stats stats_;
+
+    DIGITAL_DELIVERY_DECL void end_refusal(clock::time_point now) noexcept;
+    DIGITAL_DELIVERY_DECL retry_decision on_refused(const attempt_failure& f, clock::time_point now);
 };
 
 }  // namespace detail

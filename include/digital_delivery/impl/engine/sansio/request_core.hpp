@@ -78,8 +78,9 @@ struct request_action
     /// acquire: try to take the points at once (rate_limiter::try_acquire)
     /// before queueing; if that succeeds, granted({}, now) at once.
     bool try_now = false;
-    /// send: this attempt is the last one possible: it may take the request
-    /// itself (moved); otherwise it sends a copy, the original kept for a retry.
+    /// send: this attempt is the last one possible (retries are off: with
+    /// them, a 429 may follow any attempt): it may take the request itself
+    /// (moved); otherwise it sends a copy, the original kept for a retry.
     bool move_request = false;
     /// complete: the last response goes to the caller (else an empty one).
     bool with_response = false;
@@ -106,7 +107,9 @@ public:
     DIGITAL_DELIVERY_DECL request_action started(time_point now);
 
     /// The limiter answered (`ec`: rate_limit_wait_exceeds_deadline,
-    /// operation_aborted, ...): send, unless the deadline passed meanwhile.
+    /// operation_aborted, ...): send, unless the deadline passed meanwhile
+    /// (then the points go back). A wait bounded by max_rate_limited_wait
+    /// (acquire_deadline()) that cannot end in time is rate_limited_too_long.
     DIGITAL_DELIVERY_DECL request_action granted(error_code ec, time_point now);
 
     /// The attempt ended: `transport_ec` from the transport (none when a
@@ -131,6 +134,8 @@ public:
 
     /// Writes what the request went through (attempts, time waited for points
     /// and backoff) into `d`; nothing for a request refused before starting.
+    /// A request that ended on the rate limit after 429s also gets a
+    /// client_message: how many, how long it waited, which bound ended it.
     DIGITAL_DELIVERY_DECL void record(diagnostics& d) const;
 
     /// Attempts started so far (the observer's attempt number).
@@ -138,6 +143,12 @@ public:
     /// The last wait for points (granted() or cancelled() while acquiring).
     clock::duration last_wait() const noexcept { return last_wait_; }
     const std::optional<time_point>& deadline() const noexcept { return deadline_; }
+    /// The bound of an acquire: the deadline; without one, after a 429, the
+    /// end of retry_params::max_rate_limited_wait.
+    std::optional<time_point> acquire_deadline() const noexcept
+    {
+        return deadline_ || !rs_ ? deadline_ : rs_->rate_limited_until();
+    }
     int cost() const noexcept { return setup_.cost; }
     priority prio() const noexcept { return setup_.prio; }
     /// The retry bookkeeping (empty before started() and for a refused request).
@@ -162,8 +173,10 @@ private:
     std::optional<time_point> deadline_;
     time_point wait_started_{};
     clock::duration last_wait_{};
-    int max_attempts_ = 1;  // of the policy (1 when retries are off): the attempt that may take the request
+    bool retries_ = false;  // the policy retries: every attempt sends a copy (a 429 may follow any)
     phase phase_ = phase::idle;
+    error_code result_;     // what complete() was given
+    std::chrono::milliseconds rate_limited_cap_{0};  // retry_params::max_rate_limited_wait
 };
 
 }  // namespace detail

@@ -10,6 +10,7 @@
 
 #include <boost/asio/error.hpp>
 
+#include <string>
 #include <utility>
 
 namespace digital_delivery {
@@ -22,7 +23,8 @@ DIGITAL_DELIVERY_DECL request_action request_core::started(time_point now)
     if (setup_.rejected)
         return complete(setup_.rejected);
     const retry_params& rp = *setup_.retry;
-    max_attempts_ = rp.enabled ? rp.max_attempts : 1;
+    retries_ = rp.enabled;
+    rate_limited_cap_ = rp.max_rate_limited_wait;
     deadline_ = setup_.deadline;
     if (!deadline_ && setup_.operation_timeout.count() > 0)
         deadline_ = checked_add(now, setup_.operation_timeout);
@@ -36,10 +38,12 @@ DIGITAL_DELIVERY_DECL request_action request_core::granted(error_code ec, time_p
 {
     last_wait_ = now - wait_started_;
     rs_->add_rate_limit_wait(last_wait_);
+    if (ec == client_errc::rate_limit_wait_exceeds_deadline && !deadline_ && rs_->rate_limited_until())
+        return complete(rs_->give_up_rate_limited(now));
     if (ec)
         return complete(ec);
-    if (deadline_ && now >= *deadline_)
-        return complete(client_errc::deadline_exceeded);
+    if (deadline_ && now >= *deadline_)  // granted, never spent
+        return complete(client_errc::deadline_exceeded, false, limiter_step::refund);
     return send(now);
 }
 
@@ -65,8 +69,12 @@ DIGITAL_DELIVERY_DECL request_action request_core::responded(
         return complete(ec, false, l);
     const attempt_failure f{ec, facts.status, facts.retry_after};
     const retry_decision d = rs_->on_failure(f, setup_.idempotent, now);
+    // Giving up on a 429 is the rate limit's verdict (the deadline, or
+    // max_rate_limited_wait); any other failure ends with its own error.
+    const bool refused_bound = d.reason == retry_reason::rate_limited_too_long ||
+                               (d.reason == retry_reason::deadline && facts.refused());
     if (!d.retry)
-        return complete(ec, true, l);
+        return complete(refused_bound ? d.final_error : ec, true, l);
     phase_ = phase::backing_off;
     request_action a;
     a.what = request_action::kind::wait;
@@ -99,6 +107,16 @@ DIGITAL_DELIVERY_DECL void request_core::record(diagnostics& d) const
     const retry_stats& st = rs_->stats();
     d.attempts = static_cast<unsigned>(st.attempts);
     d.total_wait = st.total_backoff + st.total_rate_limit_wait;
+    const bool too_long = result_ == client_errc::rate_limited_too_long;
+    if (st.refusals == 0 || !d.client_message.empty() ||
+        !(too_long || result_ == client_errc::rate_limit_wait_exceeds_deadline))
+        return;
+    d.client_message = "refused with 429 " + std::to_string(st.refusals) + (st.refusals == 1 ? " time" : " times") +
+                       ", waited " + std::to_string(st.rate_limited_wait.count()) +
+                       " ms for the server's rate limit; " +
+                       (too_long ? "retry_params::max_rate_limited_wait is " +
+                                       std::to_string(rate_limited_cap_.count()) + " ms"
+                                 : std::string("the deadline comes first"));
 }
 
 DIGITAL_DELIVERY_DECL request_action request_core::acquire(time_point now, bool try_now)
@@ -117,7 +135,7 @@ DIGITAL_DELIVERY_DECL request_action request_core::send(time_point now)
     rs_->on_attempt_start(now);
     request_action a;
     a.what = request_action::kind::send;
-    a.move_request = rs_->stats().attempts >= max_attempts_;
+    a.move_request = !retries_;
     a.duration = attempt_timeout(setup_.timeout, deadline_, now);
     return a;
 }
@@ -125,6 +143,7 @@ DIGITAL_DELIVERY_DECL request_action request_core::send(time_point now)
 DIGITAL_DELIVERY_DECL request_action request_core::complete(error_code ec, bool with_response, limiter_step l)
 {
     phase_ = phase::done;
+    result_ = ec;
     request_action a;
     a.what = request_action::kind::complete;
     a.limiter = l;

@@ -37,6 +37,7 @@ struct scheduler_config
     std::chrono::steady_clock::duration aging_interval = std::chrono::seconds(10);
     std::chrono::steady_clock::duration max_retry_after = std::chrono::seconds(60);
     bool hold_refill_until_response = false;  ///< rate_limit_params::hold_refill_until_response
+    bool probe_first = false;                 ///< rate_limit_params::probe_first
 };
 
 class scheduler_core
@@ -62,7 +63,8 @@ public:
     };
 
     scheduler_core(const scheduler_config& cfg, time_point now)
-        : cfg_(cfg), bucket_(cfg.capacity, cfg.window, now, cfg.hold_refill_until_response), local_(bucket_)
+        : cfg_(cfg), bucket_(cfg.capacity, cfg.window, now, cfg.hold_refill_until_response), local_(bucket_),
+          learning_(cfg.probe_first)
     {
     }
     scheduler_core(const scheduler_core&) = delete;
@@ -89,9 +91,9 @@ public:
         cost = std::clamp(cost, 0.0, src_->capacity());
         const key k{now + static_cast<int>(prio) * cfg_.aging_interval, seq_};
         const bool at_front = queue_.empty() || k < queue_.begin()->first;
-        if (!at_front || now < pause_end() || !src_->try_take(cost, now))
+        if (!at_front || now < pause_end() || probe_holds(now) || !src_->try_take(cost, now))
             return false;
-        from_header_ = false;
+        granted_one(now);
         return true;
     }
 
@@ -152,12 +154,12 @@ public:
     {
         if (now >= pause_end())
         {
-            while (!queue_.empty())
+            while (!queue_.empty() && !probe_holds(now))
             {
                 auto head = queue_.begin();
                 if (!src_->try_take(head->second.cost, now))
                     break;
-                from_header_ = false;
+                granted_one(now);
                 out.push_back({head->second.id, true});
                 index_.erase(head->second.id);
                 erase(head);
@@ -176,7 +178,10 @@ public:
     {
         if (queue_.empty())
             return std::nullopt;
-        return earliest(queue_.begin()->second.cost, now);
+        const time_point t = earliest(queue_.begin()->second.cost, now);
+        // Held behind a probe: its answer runs the scheduler; this wake only
+        // ends a probe nobody reported (probe_timeout()).
+        return probe_holds(now) ? std::max(t, probe_at_ + probe_timeout()) : t;
     }
 
     /// A 429: the server's bucket is empty. With a Retry-After, nothing is
@@ -188,6 +193,10 @@ public:
         src_->lower_to(0, now);
         from_header_ = false;
         scan_needed_ = true;
+        // What the server's bucket holds when the pause ends is unknown
+        // again (someone else may be spending it): probe first.
+        learning_ = cfg_.probe_first;
+        probe_out_ = false;
         if (!retry_after)
             return std::nullopt;
         const duration d = std::clamp(*retry_after, duration::zero(), cfg_.max_retry_after);
@@ -235,6 +244,29 @@ public:
         return changed;
     }
 
+    /// The server answered a request (any status but 429; its X-RateLimit-*
+    /// figures, if any, folded in by observe() first): what the server's
+    /// bucket holds is known, and every waiter may go as the estimate allows.
+    /// An answer during a 429 pause says nothing about the bucket when the
+    /// pause ends: only one after it counts.
+    void on_answer(time_point now) noexcept
+    {
+        if (learning_ && (probe_out_ || now >= pause_end()))
+        {
+            learning_ = probe_out_ = false;
+            scan_needed_ = true;
+        }
+    }
+
+    /// A request ended without an answer (a transport failure, a timeout, a
+    /// cancellation; or its points were refunded): if a probe was out, the
+    /// next waiter goes first instead (nothing hangs on a probe that failed).
+    void on_unanswered() noexcept { probe_out_ = false; }
+
+    /// True while a probe is out and its answer awaited: nothing else is
+    /// granted (rate_limit_params::probe_first).
+    bool probing() const noexcept { return learning_ && probe_out_; }
+
     /// The source's estimates moved by themselves (a remote store answered):
     /// the next poll checks every waiter's deadline against them again.
     void source_changed() noexcept { scan_needed_ = true; }
@@ -242,6 +274,7 @@ public:
     /// Gives back points of a request that provably never reached the server.
     void refund(double cost, time_point now)
     {
+        on_unanswered();
         src_->give_back(std::max(cost, 0.0), now);
         if (src_->thaw(now))
             scan_needed_ = true;
@@ -320,6 +353,30 @@ private:
     };
     using queue_type = std::map<key, entry>;
 
+    // A probe is out and its answer awaited. A probe never reported (a
+    // driver that lost it) holds the others for probe_timeout() at most.
+    bool probe_holds(time_point now) noexcept
+    {
+        if (probing() && now >= probe_at_ + probe_timeout())
+            probe_out_ = false;
+        return probing();
+    }
+
+    duration probe_timeout() const noexcept
+    {
+        return std::chrono::duration_cast<duration>(cfg_.window);
+    }
+
+    void granted_one(time_point now) noexcept
+    {
+        from_header_ = false;
+        if (learning_)
+        {
+            probe_out_ = true;
+            probe_at_ = now;
+        }
+    }
+
     void erase(queue_type::iterator it)
     {
         total_queued_ -= it->second.cost;
@@ -364,6 +421,9 @@ private:
     bool pause_reported_ = false;
     bool scan_needed_ = false;
     bool from_header_ = false;
+    bool learning_ = false;   // the server's bucket is unknown: one request at a time
+    bool probe_out_ = false;  // that request was granted, its answer not yet seen
+    time_point probe_at_{};
     std::optional<rate_limit_snapshot> last_header_;
 };
 
