@@ -713,6 +713,20 @@ TEST(cli_rate_limit, redis_shares_the_budget_between_processes_and_its_password_
     }
 }
 
+TEST(cli_rate_limit, a_redis_store_that_is_down_is_reported_and_a_fallback_serves)
+{
+    if (!dd_test::have_redis_server())
+        GTEST_SKIP() << dd_test::redis_server_exe << " is not installed (tests/install_deps.sh installs it)";
+    dd_test::redis_server redis;
+    redis.stop();  // its port: no Redis answers there
+    cli_env e(compressed_bucket);
+    auto r = e.run({"--rate-limit-store", "redis://127.0.0.1:" + std::to_string(redis.port()), "orders", "list", "--per-page", "1"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("ddctl: shared rate-limit store unavailable (Redis 127.0.0.1:" + std::to_string(redis.port())),
+              std::string::npos)
+        << r.err;
+}
+
 // ---- Ctrl-C ---------------------------------------------------------------------------------
 
 TEST(cli_interrupt, sigint_during_an_upload_cancels_it_and_names_the_asset)

@@ -18,6 +18,11 @@
 #include <digital_delivery/impl/rate_limit/sansio/resp.hpp>
 #include <digital_delivery/impl/rate_limit/sansio/scheduler_core.hpp>
 #include <digital_delivery/impl/crypto/sha256.hpp>
+#include <digital_delivery/client.hpp>
+#include <digital_delivery/endpoints.hpp>
+#include <digital_delivery/json_logger.hpp>
+#include <digital_delivery/metrics.hpp>
+#include <digital_delivery/testing/fake_transport.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -31,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "fixtures.hpp"
 #include "run.hpp"
 #include "server_process.hpp"
 
@@ -630,6 +636,78 @@ TEST_F(redis_live, redis_stopped_mid_run_falls_back_then_is_restored)
     EXPECT_EQ(w.granted(), 12) << "and no more";
     w.cancel_all();
     dd_test::run(ioc);
+}
+
+// The store's outage and return reach a client's observer, not only the
+// rate_limit_params hook: the JSON logger writes ratelimit.store_unavailable
+// and ratelimit.store_restored, metrics_observer shows the fallback serving
+// and counts the points it granted. (Before, the events went to the hook
+// alone: this test saw no line and a zero gauge.)
+TEST_F(redis_live, store_outage_and_return_reach_a_clients_observers)
+{
+    dd_test::redis_server own({"--requirepass", "redis-secret-5d1c"});
+    own.stop();
+    asio::io_context ioc;
+    auto fake = std::make_shared<digital_delivery::testing::fake_transport>(ioc.get_executor());
+    std::vector<std::string> lines;
+    auto logger = std::make_shared<json_logger>([&](log_level, std::string_view l) { lines.emplace_back(l); }, log_level::info);
+    auto metrics = std::make_shared<metrics_observer>();
+    auto rp = redis_params(own.port());
+    rp.password = "redis-secret-5d1c";
+    auto p = params(std::move(rp), 400, 60s);  // the fallback: 100 points
+    p.store_retry_interval = 50ms;
+    client c(fake, {.base_url = url("observers"),
+                    .api_key = "the-api-key",
+                    .rate_limit = p,
+                    .observer = std::make_shared<fan_out_observer>(std::vector<std::shared_ptr<observer>>{logger, metrics})});
+    auto find = [&](std::string_view event) {
+        return std::count_if(lines.begin(), lines.end(),
+                             [&](const std::string& l) { return l.find("\"event\":\"" + std::string(event) + "\"") != std::string::npos; });
+    };
+    int done = 0;
+    auto get = [&] {
+        fake->expect_any().respond(200, R"({"order":)" + fixtures::order_json() + "}");
+        async_get_order(c, "o1", [&](error_code ec, auto&&...) {
+            EXPECT_FALSE(ec) << ec.message();
+            ++done;
+        });
+    };
+    // Redis is down: the first request's exchange fails, the fallback serves.
+    get();
+    for (int i = 0; i < 400 && (done < 1 || find("ratelimit.store_unavailable") == 0); ++i)
+        run_for(ioc, 5ms);
+    ASSERT_EQ(find("ratelimit.store_unavailable"), 1) << lines.size();
+    get();
+    for (int i = 0; i < 400 && done < 2; ++i)
+        run_for(ioc, 5ms);
+    ASSERT_EQ(done, 2);
+    auto s = metrics->snapshot();
+    EXPECT_TRUE(s.store_fallback);
+    EXPECT_GE(s.fallback_points, 1u);
+    EXPECT_NE(metrics->prometheus().find("dd_client_rate_limit_store_fallback 1"), std::string::npos) << metrics->prometheus();
+
+    // Redis is back: the next request after store_retry_interval reconnects.
+    ASSERT_TRUE(own.restart());
+    for (int i = 0; i < 400 && find("ratelimit.store_restored") == 0; ++i)
+    {
+        get();
+        for (int j = 0; j < 20 && done < 3 + i; ++j)
+            run_for(ioc, 5ms);
+    }
+    ASSERT_EQ(find("ratelimit.store_restored"), 1);
+    s = metrics->snapshot();
+    EXPECT_FALSE(s.store_fallback);
+    const auto served_by_fallback = s.fallback_points;
+    get();
+    const int before = done;
+    for (int i = 0; i < 400 && done == before; ++i)
+        run_for(ioc, 5ms);
+    EXPECT_EQ(metrics->snapshot().fallback_points, served_by_fallback) << "Redis served it";
+    for (const auto& l : lines)
+    {
+        EXPECT_EQ(l.find("secret"), std::string::npos) << l;
+        EXPECT_EQ(l.find("the-api-key"), std::string::npos) << l;
+    }
 }
 
 TEST_F(redis_live, auth_refused_is_reported_without_the_password)

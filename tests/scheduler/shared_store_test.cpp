@@ -331,6 +331,60 @@ TEST(shared_store, fallback_bucket_while_the_store_is_unavailable_then_back)
     ::shm_unlink(name.c_str());
 }
 
+// A client's observer hears the store too: one added once the store was
+// already refused (at the bucket's creation, before any client could add
+// one) hears store_unavailable at once, then store_restored. (Observers heard
+// neither before: the events went to the rate_limit_params hook alone.)
+TEST(shared_store, observers_hear_the_store_lost_and_restored)
+{
+    struct recorder final : observer
+    {
+        std::vector<throttle_event> events;
+        void on_throttle(const throttle_event& e) override { events.push_back(e); }
+    };
+    digital_delivery::testing::virtual_clock vc;
+    asio::io_context ioc;
+    const std::string url = "https://observed-fallback.example.com/" + std::to_string(::getpid());
+    const std::string name = shm_store_name(normalise_base_url(url), "observed-key");
+    ::shm_unlink(name.c_str());
+    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0644);
+    ASSERT_GE(fd, 0);
+    ::fchmod(fd, 0644);
+    ::close(fd);
+
+    rate_limit_params p;
+    p.store = shm_rate_limit_store();
+    p.store_retry_interval = 1000ms;
+    auto lim = shared_rate_limiter(ioc.get_executor(), url, "observed-key", p);
+    auto a = std::make_shared<recorder>();
+    lim->add_throttle_observer(a);
+    ASSERT_EQ(a->events.size(), 1u) << "told at once: the fallback serves";
+    EXPECT_EQ(a->events[0].what, throttle_event::kind::store_unavailable);
+    EXPECT_FALSE(a->events[0].message.empty());
+    EXPECT_EQ(a->events[0].message.find("observed-key"), std::string::npos);
+    auto b = std::make_shared<recorder>();
+    lim->add_throttle_observer(b);
+    ASSERT_EQ(b->events.size(), 1u);
+
+    ::shm_unlink(name.c_str());
+    int granted = 0;
+    lim->async_acquire(1, priority::normal, std::nullopt, [&](error_code ec) { granted += !ec; });
+    vc.run_for(ioc, 1000ms);
+    lim->async_acquire(1, priority::normal, std::nullopt, [&](error_code ec) { granted += !ec; });
+    vc.run_for(ioc, 0ms);
+    EXPECT_EQ(granted, 2);
+    for (auto* r : {a.get(), b.get()})
+    {
+        ASSERT_EQ(r->events.size(), 2u);
+        EXPECT_EQ(r->events[1].what, throttle_event::kind::store_restored);
+    }
+    auto late = std::make_shared<recorder>();
+    lim->add_throttle_observer(late);
+    EXPECT_TRUE(late->events.empty()) << "the store serves: nothing to tell";
+    lim.reset();
+    ::shm_unlink(name.c_str());
+}
+
 namespace {
 
 // A store of the test's own, in memory: the limiter knows a store only as a

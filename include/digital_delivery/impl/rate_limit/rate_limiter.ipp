@@ -107,6 +107,7 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     std::shared_ptr<store_session> store;  // the shared store; null: in-process
     clock::time_point store_retry_at{};
     bool store_reported_down = false;
+    std::string store_why;  // store_reported_down: the event's message
 
     clock::time_point now() const { return now_fn ? now_fn() : clock::now(); }
 
@@ -151,6 +152,7 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
         e.waiting = core.queued();
         b.events.push_back(std::move(e));
         b.hook = hook;
+        b.observers = observers;
     }
 
     void store_down(std::string why, clock::time_point now, limiter_batch& b)
@@ -167,8 +169,10 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
         e.until = now;
         e.waiting = core.queued();
         e.message = std::move(why);
+        store_why = e.message;
         b.events.push_back(std::move(e));
         b.hook = hook;
+        b.observers = observers;
     }
 
     // An asynchronous store: sends what the bucket has to say (one exchange
@@ -539,10 +543,27 @@ DIGITAL_DELIVERY_DECL void rate_limiter::set_throttle_hook(std::function<void(co
 
 DIGITAL_DELIVERY_DECL void rate_limiter::add_throttle_observer(std::weak_ptr<observer> o)
 {
-    std::lock_guard<std::mutex> lk(state_->mtx);
-    auto& v = state_->observers;
-    std::erase_if(v, [](const std::weak_ptr<observer>& w) { return w.expired(); });
-    v.push_back(std::move(o));
+    // An observer that comes while the fallback serves (a store refused at
+    // the bucket's creation, before any client could listen) hears so.
+    std::optional<throttle_event> down;
+    {
+        auto& st = *state_;
+        std::lock_guard<std::mutex> lk(st.mtx);
+        auto& v = st.observers;
+        std::erase_if(v, [](const std::weak_ptr<observer>& w) { return w.expired(); });
+        v.push_back(o);
+        if (st.store_reported_down)
+        {
+            down.emplace();
+            down->what = throttle_event::kind::store_unavailable;
+            down->until = st.now();
+            down->waiting = st.core.queued();
+            down->message = st.store_why;
+        }
+    }
+    if (down)
+        if (auto obs = o.lock())
+            obs->on_throttle(*down);
 }
 
 DIGITAL_DELIVERY_DECL void rate_limiter::wake()
