@@ -34,6 +34,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fixtures.hpp"
@@ -710,28 +711,60 @@ TEST_F(redis_live, store_outage_and_return_reach_a_clients_observers)
     }
 }
 
-TEST_F(redis_live, auth_refused_is_reported_without_the_password)
+// A wrong password, none where one is required, one where none is set, a
+// user without the permissions the store needs: configuration errors, not
+// outages. Each is reported as store_misconfigured (the fallback serves),
+// again at every retry, and client::rate_limit() says why; never the
+// password. (They were reported once, as store_unavailable, before.)
+TEST_F(redis_live, a_refused_configuration_is_reported_at_each_retry_without_the_password)
 {
-    dd_test::redis_server locked({"--requirepass", "right-secret-7f3a"});
+    dd_test::redis_server locked({"--requirepass", "right-secret-7f3a", "--user", "limited", "on", ">limited-secret-2b8d",
+                                  "~*", "+@all", "-@scripting"});
     asio::io_context ioc;
-    for (std::string pw : {"wrong-secret-9c1e", ""})
+    struct refusal
     {
-        auto rp = redis_params(locked.port());
-        rp.password = pw;
-        auto p = params(std::move(rp), 8, 60s);
+        unsigned short port;
+        std::string user, password, says;
+    };
+    for (const auto& r : {refusal{locked.port(), "", "wrong-secret-9c1e", "WRONGPASS"},
+                          refusal{locked.port(), "", "", "NOAUTH"},
+                          refusal{locked.port(), "limited", "limited-secret-2b8d", "NOPERM"},
+                          refusal{test_redis().port(), "", "unneeded-secret-4e6a", "AUTH refused"}})
+    {
+        SCOPED_TRACE(r.says);
+        auto rp = redis_params(r.port);
+        rp.username = r.user;
+        rp.password = r.password;
+        auto p = params(std::move(rp), 400, 60s);  // the fallback: 100 points, one per waiter
+        p.store_retry_interval = 20ms;
         std::vector<throttle_event> events;
         p.on_throttle = [&](const throttle_event& e) { events.push_back(e); };
         auto lim = unshared_rate_limiter(ioc.get_executor(), url("auth"), "the-api-key", p);
-        waiter_set w(1);
+        waiter_set w(100);
         w.launch(*lim, 0, 1);
         dd_test::run(ioc);
         ASSERT_EQ(events.size(), 1u);
-        EXPECT_EQ(events[0].what, throttle_event::kind::store_unavailable);
-        const auto& m = events[0].message;
-        EXPECT_TRUE(m.find(pw.empty() ? "NOAUTH" : "AUTH refused") != std::string::npos) << m;
-        EXPECT_EQ(m.find("secret"), std::string::npos) << m;
-        EXPECT_EQ(m.find("the-api-key"), std::string::npos) << m;
+        EXPECT_EQ(events[0].what, throttle_event::kind::store_misconfigured);
         EXPECT_EQ(w.granted(), 1) << "served by the fallback bucket";
+        const auto snap = lim->snapshot();
+        EXPECT_EQ(snap.store, rate_limit_store_state::misconfigured);
+        EXPECT_EQ(snap.store_message, events[0].message);
+        // Said again at the next retry, not once for ever.
+        for (std::size_t i = 1; i < 100 && events.size() < 2; ++i)
+        {
+            std::this_thread::sleep_for(10ms);  // toward the next retry (the loop counts no time)
+            w.launch(*lim, i, 1);
+            dd_test::run(ioc);
+        }
+        ASSERT_GE(events.size(), 2u);
+        EXPECT_EQ(events[1].what, throttle_event::kind::store_misconfigured);
+        for (const auto& e : events)
+        {
+            const auto& m = e.message;
+            EXPECT_NE(m.find(r.says), std::string::npos) << m;
+            EXPECT_EQ(m.find("secret"), std::string::npos) << m;
+            EXPECT_EQ(m.find("the-api-key"), std::string::npos) << m;
+        }
     }
     // The right password: served by Redis.
     auto rp = redis_params(locked.port());
@@ -745,6 +778,8 @@ TEST_F(redis_live, auth_refused_is_reported_without_the_password)
     dd_test::run(ioc);
     EXPECT_EQ(events, 0);
     EXPECT_EQ(w.granted(), 1);
+    EXPECT_EQ(lim->snapshot().store, rate_limit_store_state::serving);
+    EXPECT_TRUE(lim->snapshot().store_message.empty());
 }
 
 TEST_F(redis_live, a_server_that_never_answers_costs_one_command_timeout)

@@ -103,6 +103,9 @@ public:
         else if (e.what == dd::throttle_event::kind::store_unavailable)
             std::fprintf(stderr, "ddctl: shared rate-limit store unavailable (%s): using a share of the budget of our own\n",
                          e.message.c_str());
+        else if (e.what == dd::throttle_event::kind::store_misconfigured)
+            std::fprintf(stderr, "ddctl: shared rate-limit store refuses our configuration (%s): fix it; meanwhile using a share of the budget of our own\n",
+                         e.message.c_str());
         else if (e.what == dd::throttle_event::kind::store_restored)
             std::fprintf(stderr, "ddctl: shared rate-limit store serves again\n");
     }

@@ -208,6 +208,7 @@ DIGITAL_DELIVERY_DECL void metrics_observer::on_throttle(const throttle_event& e
     case kind::resumed:
         break;
     case kind::store_unavailable:
+    case kind::store_misconfigured:
         data_.store_fallback = true;
         break;
     case kind::store_restored:

@@ -50,6 +50,9 @@ struct redis_exchange_result
 {
     std::optional<gcra_reply> reply;  ///< Empty: failed (`why` says how).
     std::string why;
+    /// Failed because Redis refuses the configuration (credentials,
+    /// permissions, the database number), not because it is down.
+    bool misconfigured = false;
 };
 
 class redis_link : public std::enable_shared_from_this<redis_link>
@@ -95,6 +98,7 @@ private:
     {
         const std::uint64_t gen = ++generation_;
         timed_out_ = false;
+        refused_ = false;
         timer_.expires_after(p_.command_timeout);
         timer_.async_wait([w = weak_from_this(), gen](boost::system::error_code ec) {
             auto self = w.lock();
@@ -128,6 +132,8 @@ private:
                     r.reply = decode_gcra_reply(replies[0], why);
                     if (!r.reply)
                         r.why = why;
+                    refused_ = !r.reply && replies[0].type == resp_value::kind::error &&
+                               redis_refuses_configuration(replies[0].str);
                 }
             }
             else
@@ -142,6 +148,7 @@ private:
             rbuf_.clear();
             r.why = where_ + ": " + (timed_out_ ? "no answer within command_timeout (" + std::to_string(p_.command_timeout.count()) + " ms)" : r.why);
             redact(r.why);
+            r.misconfigured = refused_ && !timed_out_;
         }
         co_return r;
     }
@@ -192,6 +199,10 @@ private:
             if (replies[i].type == resp_value::kind::error)
             {
                 why = std::string(what[step]) + " refused: " + replies[i].str.substr(0, 200);
+                // Credentials, permissions and the database number
+                // ("ERR DB index is out of range") are configuration.
+                refused_ = redis_refuses_configuration(replies[i].str) ||
+                           (step == 1 && replies[i].str.rfind("ERR", 0) == 0);
                 co_return false;
             }
         }
@@ -275,6 +286,7 @@ private:
     std::string rbuf_;
     std::uint64_t generation_ = 0;
     bool timed_out_ = false;
+    bool refused_ = false;  // this exchange failed on a refused configuration
 };
 
 }  // namespace detail

@@ -155,6 +155,19 @@ inline std::vector<std::string> gcra_arguments(
     };
 }
 
+/// An error reply that says the configuration is wrong, not that Redis is
+/// down: the credentials (`NOAUTH`: none sent but required; `WRONGPASS`;
+/// `ERR AUTH ... called without any password configured`: one sent to a
+/// server that has none) or the user's permissions (`NOPERM`). Retrying
+/// will not help; the user must fix the configuration.
+inline bool redis_refuses_configuration(std::string_view error_reply) noexcept
+{
+    for (std::string_view p : {"NOAUTH", "WRONGPASS", "NOPERM", "ERR AUTH"})
+        if (error_reply.substr(0, p.size()) == p)
+            return true;
+    return false;
+}
+
 /// Decodes the script's reply; nullopt (and `why`) for anything else,
 /// an error reply included (its text: Redis never echoes credentials).
 inline std::optional<gcra_reply> decode_gcra_reply(const resp_value& v, std::string& why)
