@@ -8,7 +8,7 @@ pkgs=(
   libgtest-dev libgmock-dev googletest
   clang-16 libclang-rt-16-dev
   nginx-light libcurl4-openssl-dev curl libbenchmark-dev liburing-dev
-  tinyproxy redis-server libcli11-dev
+  tinyproxy redis-server libcli11-dev stunnel4
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -14,7 +14,10 @@
 /// after a SCRIPT FLUSH) and reads its reply. The whole exchange is bounded
 /// by redis_store_params::command_timeout (a real-time timer: it guards real
 /// I/O); any failure closes the connection, and the next exchange reconnects.
-/// Messages name the host and port and what failed, never the password.
+/// With redis_store_params::tls, a TLS handshake follows the TCP connect
+/// (SNI, verification of the chain and the name by OpenSSL). Messages name
+/// the host and port and what failed (resolve, connect, TLS handshake, TLS
+/// verification, AUTH...), never the password.
 
 #include <digital_delivery/impl/rate_limit/sansio/redis_store.hpp>
 #include <digital_delivery/impl/rate_limit/sansio/resp.hpp>
@@ -27,7 +30,11 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -110,7 +117,7 @@ private:
         });
         redis_exchange_result r;
         std::string why;
-        if (!sock_.is_open() && !co_await connect(why))
+        if (!connected_ && !co_await connect(why))
             r.why = why;
         else
         {
@@ -143,9 +150,7 @@ private:
         timer_.cancel();
         if (!r.reply)
         {
-            boost::system::error_code ignored;
-            sock_.close(ignored);
-            rbuf_.clear();
+            close();
             r.why = where_ + ": " + (timed_out_ ? "no answer within command_timeout (" + std::to_string(p_.command_timeout.count()) + " ms)" : r.why);
             redact(r.why);
             r.misconfigured = refused_ && !timed_out_;
@@ -153,9 +158,125 @@ private:
         co_return r;
     }
 
+    void close()
+    {
+        boost::system::error_code ignored;
+        sock_.close(ignored);
+        tls_.reset();
+        rbuf_.clear();
+        connected_ = false;
+    }
+
+    // The TLS context, made at the first connection (a file that cannot be
+    // read is a configuration error: false, and `why`).
+    bool make_tls_context(std::string& why)
+    {
+        namespace ssl = boost::asio::ssl;
+        const auto& t = p_.tls;
+        ssl::context c(ssl::context::tls_client);
+        boost::system::error_code ec;
+        c.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                          ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
+                      ec);
+        const auto fail = [&](const char* what, const std::string& file) {
+            why = std::string("TLS: cannot load ") + what + " " + file + ": " + ec.message();
+            return false;
+        };
+        if (!t.ca_file.empty() && (c.load_verify_file(t.ca_file, ec), ec))
+            return fail("ca_file", t.ca_file);
+        if (!t.ca_dir.empty() && (c.add_verify_path(t.ca_dir, ec), ec))
+            return fail("ca_dir", t.ca_dir);
+        if (t.ca_file.empty() && t.ca_dir.empty() && (c.set_default_verify_paths(ec), ec))
+            return fail("the system's CA store", "");
+        if (!t.cert_file.empty() && (c.use_certificate_chain_file(t.cert_file, ec), ec))
+            return fail("cert_file", t.cert_file);
+        if (!t.key_file.empty() && (c.use_private_key_file(t.key_file, ssl::context::pem, ec), ec))
+            return fail("key_file", t.key_file);
+        // An encrypted key is refused, never a prompt on the terminal.
+        c.set_password_callback([](std::size_t, ssl::context::password_purpose) { return std::string(); }, ec);
+        c.set_verify_mode(t.verify ? ssl::verify_peer : ssl::verify_none, ec);
+        // Called when the server asks for a client certificate and none is
+        // configured: noted, so that the server's refusal can say so.
+        SSL_CTX_set_client_cert_cb(c.native_handle(), [](SSL* s, X509**, EVP_PKEY**) {
+            if (auto* asked = static_cast<bool*>(SSL_get_ex_data(s, certificate_request_index())))
+                *asked = true;
+            return 0;
+        });
+        tls_ctx_.emplace(std::move(c));
+        return true;
+    }
+
+    // The TLS handshake on the connected socket: SNI (a host name only), the
+    // name checked by OpenSSL (a DNS name, or an IP address entry).
+    boost::asio::awaitable<bool> handshake(std::string& why)
+    {
+        namespace ssl = boost::asio::ssl;
+        if (!tls_ctx_ && !make_tls_context(why))
+        {
+            refused_ = true;
+            co_return false;
+        }
+        tls_.emplace(sock_, *tls_ctx_);
+        SSL* h = tls_->native_handle();
+        certificate_requested_ = false;
+        SSL_set_ex_data(h, certificate_request_index(), &certificate_requested_);
+        const std::string& name = p_.tls.server_name.empty() ? p_.host : p_.tls.server_name;
+        boost::system::error_code not_ip;
+        boost::asio::ip::make_address(name, not_ip);
+        if (not_ip)
+            SSL_set_tlsext_host_name(h, name.c_str());
+        if (p_.tls.verify)
+        {
+            if (not_ip)
+                SSL_set1_host(h, name.c_str());
+            else
+                X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(h), name.c_str());
+        }
+        auto [ec] = co_await tls_->async_handshake(ssl::stream_base::client, tok);
+        if (!ec)
+            co_return true;
+        const long verdict = SSL_get_verify_result(h);
+        if (p_.tls.verify && verdict != X509_V_OK)
+        {
+            why = "TLS verification of " + name + ": " + X509_verify_cert_error_string(verdict);
+            refused_ = true;
+        }
+        else
+            why = "TLS handshake: " + tls_error(ec);
+        co_return false;
+    }
+
+    static int certificate_request_index()
+    {
+        static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+        return index;
+    }
+
+    // The connection failed: if the server asked for a client certificate
+    // and none is configured, that is the likely cause (with TLS 1.3 the
+    // server refuses after the handshake, on the first exchange).
+    void blame_missing_certificate(std::string& why)
+    {
+        if (tls_ && certificate_requested_ && p_.tls.cert_file.empty())
+        {
+            why += " (the server asked for a client certificate and none is configured: tls.cert_file, tls.key_file)";
+            refused_ = true;
+        }
+    }
+
+    // An error of the TLS layer: a certificate the server refused (mutual
+    // TLS) is a configuration error.
+    std::string tls_error(const boost::system::error_code& ec)
+    {
+        std::string m = ec.message();
+        if (ec.category() == boost::asio::error::get_ssl_category() && m.find("certificate") != std::string::npos)
+            refused_ = true;
+        return m;
+    }
+
     boost::asio::awaitable<bool> connect(std::string& why)
     {
-        rbuf_.clear();
+        close();
         tcp::resolver resolver(strand_);
         auto [rec, eps] = co_await resolver.async_resolve(p_.host, std::to_string(p_.port), tok);
         if (rec)
@@ -171,6 +292,8 @@ private:
         }
         boost::system::error_code ignored;
         sock_.set_option(tcp::no_delay(true), ignored);
+        if (p_.tls.enabled && !co_await handshake(why))
+            co_return false;
         std::vector<std::vector<std::string_view>> cmds;
         if (!p_.password.empty())
         {
@@ -188,7 +311,10 @@ private:
             resp_append_command(out, c);
         std::vector<resp_value> replies;
         if (!co_await send_and_read(out, cmds.size(), replies, why))
+        {
+            blame_missing_certificate(why);
             co_return false;
+        }
         const char* what[] = {"AUTH", "SELECT", "SCRIPT LOAD"};
         std::size_t first = p_.password.empty() ? 1 : 0;
         for (std::size_t i = 0; i < replies.size(); ++i)
@@ -213,6 +339,7 @@ private:
             co_return false;
         }
         sha_ = sha.str;
+        connected_ = true;
         co_return true;
     }
 
@@ -235,10 +362,11 @@ private:
     )
     {
         replies.clear();
-        auto [wec, written] = co_await boost::asio::async_write(sock_, boost::asio::buffer(out), tok);
+        auto [wec, written] = tls_ ? co_await boost::asio::async_write(*tls_, boost::asio::buffer(out), tok)
+                                   : co_await boost::asio::async_write(sock_, boost::asio::buffer(out), tok);
         if (wec)
         {
-            why = "send: " + wec.message();
+            why = "send: " + (tls_ ? tls_error(wec) : wec.message());
             co_return false;
         }
         while (replies.size() < n)
@@ -256,10 +384,13 @@ private:
                 co_return false;
             }
             char buf[4096];
-            auto [rec, got] = co_await sock_.async_read_some(boost::asio::buffer(buf), tok);
+            auto [rec, got] = tls_ ? co_await tls_->async_read_some(boost::asio::buffer(buf), tok)
+                                   : co_await sock_.async_read_some(boost::asio::buffer(buf), tok);
             if (rec)
             {
-                why = rec == boost::asio::error::eof ? std::string("connection closed by Redis") : "receive: " + rec.message();
+                why = rec == boost::asio::error::eof || rec == boost::asio::ssl::error::stream_truncated
+                          ? std::string("connection closed by Redis")
+                          : "receive: " + (tls_ ? tls_error(rec) : rec.message());
                 co_return false;
             }
             rbuf_.append(buf, got);
@@ -278,6 +409,8 @@ private:
 
     boost::asio::strand<boost::asio::any_io_executor> strand_;
     tcp::socket sock_;
+    std::optional<boost::asio::ssl::context> tls_ctx_;               // p_.tls.enabled: made once
+    std::optional<boost::asio::ssl::stream<tcp::socket&>> tls_;      // over sock_, one per connection
     boost::asio::steady_timer timer_;
     redis_store_params p_;
     std::string key_;
@@ -287,6 +420,8 @@ private:
     std::uint64_t generation_ = 0;
     bool timed_out_ = false;
     bool refused_ = false;  // this exchange failed on a refused configuration
+    bool connected_ = false;  // connected, authenticated, the script loaded
+    bool certificate_requested_ = false;  // this TLS connection's server asked for a client certificate
 };
 
 }  // namespace detail
