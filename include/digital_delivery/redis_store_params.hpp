@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace digital_delivery {
 
@@ -51,6 +52,37 @@ struct redis_tls_params
     bool verify = true;
 };
 
+/// A host and a port (a sentinel's).
+struct redis_endpoint
+{
+    std::string host{};       ///< Host name or IP address.
+    std::uint16_t port = 26379;  ///< TCP port. Default: 26379 (Sentinel's).
+};
+
+/// Redis Sentinel (redis_store_params::sentinel): the store asks the
+/// sentinels where the master named `master_name` is, instead of using
+/// redis_store_params::host and port, and asks again after a connection
+/// error, a `-READONLY` reply or a master that is no longer one.
+struct redis_sentinel_params
+{
+    /// The sentinels, asked in turn (from the last one that answered) until
+    /// one names the master. Empty: no Sentinel. Default: empty.
+    std::vector<redis_endpoint> sentinels{};
+
+    /// The master's name in the sentinels' configuration (`sentinel monitor
+    /// NAME ...`). One no sentinel knows is a configuration error.
+    std::string master_name{};
+
+    /// ACL user and password of the sentinels (not the master's: those are
+    /// redis_store_params::username and password); empty password: no AUTH.
+    /// A secret: never written to logs, errors or events. Default: empty.
+    std::string username{};
+    std::string password{};
+
+    /// TLS to the sentinels. Default: off.
+    redis_tls_params tls{};
+};
+
 /// Where the Redis store lives and how to reach it (redis_rate_limit_store).
 /// The store's key is `key_prefix` + 32 hex digits of a SHA-256 of the
 /// normalised base URL and the API key: the key cannot be read back from it.
@@ -85,6 +117,10 @@ struct redis_store_params
 
     /// TLS to the server. Default: off (plain TCP).
     redis_tls_params tls{};
+
+    /// Sentinel: the master is found through these sentinels (then `host`
+    /// and `port` are not used). Default: none.
+    redis_sentinel_params sentinel{};
 };
 
 }  // namespace digital_delivery

@@ -40,12 +40,14 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <charconv>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -116,6 +118,32 @@ private:
             self->sock_.close(ignored);
         });
         redis_exchange_result r;
+        for (int attempt = 0; attempt < 2; ++attempt)
+        {
+            const bool reused = connected_;
+            r = co_await exchange_once(args);
+            if (r.reply || !reused || timed_out_ || refused_)
+                break;
+            // A connection that served before failed (Redis restarted, a
+            // failover, -READONLY from a demoted master): once more, on a
+            // fresh connection (with Sentinel: to the master it names now).
+            close();
+        }
+        ++generation_;
+        timer_.cancel();
+        if (!r.reply)
+        {
+            close();
+            r.why = where_ + ": " + (timed_out_ ? "no answer within command_timeout (" + std::to_string(p_.command_timeout.count()) + " ms)" : r.why);
+            redact(r.why);
+            r.misconfigured = refused_ && !timed_out_;
+        }
+        co_return r;
+    }
+
+    boost::asio::awaitable<redis_exchange_result> exchange_once(const std::vector<std::string>& args)
+    {
+        redis_exchange_result r;
         std::string why;
         if (!connected_ && !co_await connect(why))
             r.why = why;
@@ -146,15 +174,6 @@ private:
             else
                 r.why = why;
         }
-        ++generation_;
-        timer_.cancel();
-        if (!r.reply)
-        {
-            close();
-            r.why = where_ + ": " + (timed_out_ ? "no answer within command_timeout (" + std::to_string(p_.command_timeout.count()) + " ms)" : r.why);
-            redact(r.why);
-            r.misconfigured = refused_ && !timed_out_;
-        }
         co_return r;
     }
 
@@ -169,10 +188,9 @@ private:
 
     // The TLS context, made at the first connection (a file that cannot be
     // read is a configuration error: false, and `why`).
-    bool make_tls_context(std::string& why)
+    static bool make_tls_context(const redis_tls_params& t, std::optional<boost::asio::ssl::context>& out, std::string& why)
     {
         namespace ssl = boost::asio::ssl;
-        const auto& t = p_.tls;
         ssl::context c(ssl::context::tls_client);
         boost::system::error_code ec;
         c.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
@@ -202,30 +220,31 @@ private:
                 *asked = true;
             return 0;
         });
-        tls_ctx_.emplace(std::move(c));
+        out.emplace(std::move(c));
         return true;
     }
 
     // The TLS handshake on the connected socket: SNI (a host name only), the
     // name checked by OpenSSL (a DNS name, or an IP address entry).
-    boost::asio::awaitable<bool> handshake(std::string& why)
+    boost::asio::awaitable<bool> handshake(const std::string& host, const redis_tls_params& t,
+                                           std::optional<boost::asio::ssl::context>& ctx, std::string& why)
     {
         namespace ssl = boost::asio::ssl;
-        if (!tls_ctx_ && !make_tls_context(why))
+        if (!ctx && !make_tls_context(t, ctx, why))
         {
             refused_ = true;
             co_return false;
         }
-        tls_.emplace(sock_, *tls_ctx_);
+        tls_.emplace(sock_, *ctx);
         SSL* h = tls_->native_handle();
         certificate_requested_ = false;
         SSL_set_ex_data(h, certificate_request_index(), &certificate_requested_);
-        const std::string& name = p_.tls.server_name.empty() ? p_.host : p_.tls.server_name;
+        const std::string& name = t.server_name.empty() ? host : t.server_name;
         boost::system::error_code not_ip;
         boost::asio::ip::make_address(name, not_ip);
         if (not_ip)
             SSL_set_tlsext_host_name(h, name.c_str());
-        if (p_.tls.verify)
+        if (t.verify)
         {
             if (not_ip)
                 SSL_set1_host(h, name.c_str());
@@ -236,7 +255,7 @@ private:
         if (!ec)
             co_return true;
         const long verdict = SSL_get_verify_result(h);
-        if (p_.tls.verify && verdict != X509_V_OK)
+        if (t.verify && verdict != X509_V_OK)
         {
             why = "TLS verification of " + name + ": " + X509_verify_cert_error_string(verdict);
             refused_ = true;
@@ -255,9 +274,9 @@ private:
     // The connection failed: if the server asked for a client certificate
     // and none is configured, that is the likely cause (with TLS 1.3 the
     // server refuses after the handshake, on the first exchange).
-    void blame_missing_certificate(std::string& why)
+    void blame_missing_certificate(const redis_tls_params& t, std::string& why)
     {
-        if (tls_ && certificate_requested_ && p_.tls.cert_file.empty())
+        if (tls_ && certificate_requested_ && t.cert_file.empty())
         {
             why += " (the server asked for a client certificate and none is configured: tls.cert_file, tls.key_file)";
             refused_ = true;
@@ -274,11 +293,13 @@ private:
         return m;
     }
 
-    boost::asio::awaitable<bool> connect(std::string& why)
+    // Resolve, connect and (with TLS) the handshake, on sock_.
+    boost::asio::awaitable<bool> open(const std::string& host, std::uint16_t port, const redis_tls_params& t,
+                                      std::optional<boost::asio::ssl::context>& ctx, std::string& why)
     {
         close();
         tcp::resolver resolver(strand_);
-        auto [rec, eps] = co_await resolver.async_resolve(p_.host, std::to_string(p_.port), tok);
+        auto [rec, eps] = co_await resolver.async_resolve(host, std::to_string(port), tok);
         if (rec)
         {
             why = "resolve: " + rec.message();
@@ -292,43 +313,143 @@ private:
         }
         boost::system::error_code ignored;
         sock_.set_option(tcp::no_delay(true), ignored);
-        if (p_.tls.enabled && !co_await handshake(why))
-            co_return false;
-        std::vector<std::vector<std::string_view>> cmds;
-        if (!p_.password.empty())
-        {
-            if (p_.username.empty())
-                cmds.push_back({"AUTH", p_.password});
-            else
-                cmds.push_back({"AUTH", p_.username, p_.password});
-        }
-        const std::string db = std::to_string(p_.database);
-        if (p_.database != 0)
-            cmds.push_back({"SELECT", db});
-        cmds.push_back({"SCRIPT", "LOAD", redis_gcra_script});
+        if (!t.enabled)
+            co_return true;
+        co_return co_await handshake(host, t, ctx, why);
+    }
+
+    // Sends `cmds` (named `names`) pipelined on the open connection; false
+    // and `why` when one is refused (a refused configuration noted).
+    boost::asio::awaitable<bool> pipeline(const std::vector<std::vector<std::string_view>>& cmds,
+                                          const std::vector<const char*>& names, const redis_tls_params& t,
+                                          std::vector<resp_value>& replies, std::string& why)
+    {
         std::string out;
         for (const auto& c : cmds)
             resp_append_command(out, c);
-        std::vector<resp_value> replies;
         if (!co_await send_and_read(out, cmds.size(), replies, why))
         {
-            blame_missing_certificate(why);
+            blame_missing_certificate(t, why);
             co_return false;
         }
-        const char* what[] = {"AUTH", "SELECT", "SCRIPT LOAD"};
-        std::size_t first = p_.password.empty() ? 1 : 0;
         for (std::size_t i = 0; i < replies.size(); ++i)
-        {
-            std::size_t step = first + i;
-            if (step == 1 && p_.database == 0)
-                ++step;
             if (replies[i].type == resp_value::kind::error)
             {
-                why = std::string(what[step]) + " refused: " + replies[i].str.substr(0, 200);
+                const std::string_view name = names[i];
+                why = std::string(name) + " refused: " + replies[i].str.substr(0, 200);
                 // Credentials, permissions and the database number
                 // ("ERR DB index is out of range") are configuration.
                 refused_ = redis_refuses_configuration(replies[i].str) ||
-                           (step == 1 && replies[i].str.rfind("ERR", 0) == 0);
+                           (name == "SELECT" && replies[i].str.rfind("ERR", 0) == 0);
+                co_return false;
+            }
+        co_return true;
+    }
+
+    static void add_auth(std::vector<std::vector<std::string_view>>& cmds, std::vector<const char*>& names,
+                         const std::string& user, const std::string& password)
+    {
+        if (password.empty())
+            return;
+        if (user.empty())
+            cmds.push_back({"AUTH", password});
+        else
+            cmds.push_back({"AUTH", user, password});
+        names.push_back("AUTH");
+    }
+
+    // Asks the sentinels, in turn from the last one that answered, where the
+    // master is.
+    boost::asio::awaitable<bool> ask_sentinels(std::string& host, std::uint16_t& port, std::string& why)
+    {
+        const auto& sp = p_.sentinel;
+        const std::size_t n = sp.sentinels.size();
+        std::string all;
+        for (std::size_t i = 0; i < n; ++i)
+        {
+            const std::size_t at = (first_sentinel_ + i) % n;
+            const auto& s = sp.sentinels[at];
+            std::string one;
+            std::vector<resp_value> replies;
+            std::vector<std::vector<std::string_view>> cmds;
+            std::vector<const char*> names;
+            add_auth(cmds, names, sp.username, sp.password);
+            cmds.push_back({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", sp.master_name});
+            names.push_back("SENTINEL GET-MASTER-ADDR-BY-NAME");
+            bool answered = co_await open(s.host, s.port, sp.tls, sentinel_tls_ctx_, one);
+            if (answered)
+                answered = co_await pipeline(cmds, names, sp.tls, replies, one);
+            if (answered)
+            {
+                const auto& a = replies.back();
+                std::uint16_t p = 0;
+                if (a.type == resp_value::kind::array && a.elements.size() == 2 &&
+                    a.elements[0].type == resp_value::kind::bulk && a.elements[1].type == resp_value::kind::bulk &&
+                    std::from_chars(a.elements[1].str.data(), a.elements[1].str.data() + a.elements[1].str.size(), p).ec ==
+                        std::errc{})
+                {
+                    host = a.elements[0].str;
+                    port = p;
+                    first_sentinel_ = at;
+                    close();
+                    co_return true;
+                }
+                if (a.type == resp_value::kind::nil)
+                {
+                    one = "does not know a master named " + sp.master_name;
+                    refused_ = true;
+                }
+                else
+                    one = "an unexpected reply to SENTINEL GET-MASTER-ADDR-BY-NAME";
+            }
+            all += (all.empty() ? "" : "; ") + ("sentinel " + s.host + ":" + std::to_string(s.port) + ": " + one);
+        }
+        close();
+        why = all;
+        co_return false;
+    }
+
+    boost::asio::awaitable<bool> connect(std::string& why)
+    {
+        std::string host = p_.host;
+        std::uint16_t port = p_.port;
+        const bool sentinel = !p_.sentinel.sentinels.empty();
+        if (sentinel)
+        {
+            where_ = "Redis master " + p_.sentinel.master_name;
+            if (!co_await ask_sentinels(host, port, why))
+                co_return false;
+            where_ = "Redis master " + p_.sentinel.master_name + " at " + host + ":" + std::to_string(port);
+        }
+        if (!co_await open(host, port, p_.tls, tls_ctx_, why))
+            co_return false;
+        std::vector<std::vector<std::string_view>> cmds;
+        std::vector<const char*> names;
+        add_auth(cmds, names, p_.username, p_.password);
+        const std::string db = std::to_string(p_.database);
+        if (p_.database != 0)
+        {
+            cmds.push_back({"SELECT", db});
+            names.push_back("SELECT");
+        }
+        if (sentinel)
+        {
+            cmds.push_back({"ROLE"});
+            names.push_back("ROLE");
+        }
+        cmds.push_back({"SCRIPT", "LOAD", redis_gcra_script});
+        names.push_back("SCRIPT LOAD");
+        std::vector<resp_value> replies;
+        if (!co_await pipeline(cmds, names, p_.tls, replies, why))
+            co_return false;
+        if (sentinel)
+        {
+            // Between a failover and the sentinels' word, the address may
+            // still name a replica: not served (asked again next time).
+            const auto& role = replies[replies.size() - 2];
+            if (role.type != resp_value::kind::array || role.elements.empty() || role.elements[0].str != "master")
+            {
+                why = "not a master (ROLE: " + (role.type == resp_value::kind::array && !role.elements.empty() ? role.elements[0].str : std::string("?")) + ")";
                 co_return false;
             }
         }
@@ -362,8 +483,11 @@ private:
     )
     {
         replies.clear();
-        auto [wec, written] = tls_ ? co_await boost::asio::async_write(*tls_, boost::asio::buffer(out), tok)
-                                   : co_await boost::asio::async_write(sock_, boost::asio::buffer(out), tok);
+        boost::system::error_code wec;
+        if (tls_)
+            std::tie(wec, std::ignore) = co_await boost::asio::async_write(*tls_, boost::asio::buffer(out), tok);
+        else
+            std::tie(wec, std::ignore) = co_await boost::asio::async_write(sock_, boost::asio::buffer(out), tok);
         if (wec)
         {
             why = "send: " + (tls_ ? tls_error(wec) : wec.message());
@@ -384,8 +508,12 @@ private:
                 co_return false;
             }
             char buf[4096];
-            auto [rec, got] = tls_ ? co_await tls_->async_read_some(boost::asio::buffer(buf), tok)
-                                   : co_await sock_.async_read_some(boost::asio::buffer(buf), tok);
+            boost::system::error_code rec;
+            std::size_t got = 0;
+            if (tls_)
+                std::tie(rec, got) = co_await tls_->async_read_some(boost::asio::buffer(buf), tok);
+            else
+                std::tie(rec, got) = co_await sock_.async_read_some(boost::asio::buffer(buf), tok);
             if (rec)
             {
                 why = rec == boost::asio::error::eof || rec == boost::asio::ssl::error::stream_truncated
@@ -401,15 +529,17 @@ private:
     // A message never holds the password, whatever a server echoes.
     void redact(std::string& s) const
     {
-        if (p_.password.empty())
-            return;
-        for (auto pos = s.find(p_.password); pos != std::string::npos; pos = s.find(p_.password, pos))
-            s.replace(pos, p_.password.size(), "***");
+        for (const std::string* pw : {&p_.password, &p_.sentinel.password})
+            if (!pw->empty())
+                for (auto pos = s.find(*pw); pos != std::string::npos; pos = s.find(*pw, pos))
+                    s.replace(pos, pw->size(), "***");
     }
 
     boost::asio::strand<boost::asio::any_io_executor> strand_;
     tcp::socket sock_;
     std::optional<boost::asio::ssl::context> tls_ctx_;               // p_.tls.enabled: made once
+    std::optional<boost::asio::ssl::context> sentinel_tls_ctx_;      // p_.sentinel.tls.enabled: made once
+    std::size_t first_sentinel_ = 0;                                 // the last sentinel that answered
     std::optional<boost::asio::ssl::stream<tcp::socket&>> tls_;      // over sock_, one per connection
     boost::asio::steady_timer timer_;
     redis_store_params p_;
