@@ -36,7 +36,8 @@ namespace {
 
 const std::string master_name = "dd-test-master";
 
-std::string ask(unsigned short port, const std::string& command) { return dd_test::ask_local_server(port, command, false); }
+using dd_test::poll_until;
+using dd_test::ask_redis;
 
 // A sentinel of `master_port`'s master, its configuration file in `dir`
 // (Sentinel rewrites it).
@@ -54,7 +55,7 @@ public:
                                       << "sentinel parallel-syncs " << master_name << " 1\n";
                   return std::vector<std::string>{dd_test::redis_server_exe, conf, "--sentinel"};
               },
-              [](unsigned short port) { return ask(port, "PING\r\n").rfind("+PONG", 0) == 0; })
+              [](unsigned short port) { return ask_redis(port, "PING\r\n").rfind("+PONG", 0) == 0; })
     {
         proc_.start();
     }
@@ -79,19 +80,6 @@ struct temp_dir
             (void)std::system(("rm -rf " + path).c_str());
     }
 };
-
-// Waits (bounded by a number of polls, never asserting time) for `done`.
-template <class F>
-bool wait_for(F done, int polls = 600)
-{
-    for (int i = 0; i < polls; ++i)
-    {
-        if (done())
-            return true;
-        std::this_thread::sleep_for(50ms);
-    }
-    return done();
-}
 
 class redis_sentinel : public ::testing::Test
 {
@@ -133,20 +121,22 @@ protected:
 
 TEST_F(redis_sentinel, the_store_follows_the_master_through_a_forced_failover_and_a_killed_master)
 {
-    dd_test::redis_server first;
-    dd_test::redis_server second({"--replicaof", "127.0.0.1", "0"});  // a replica once told whose
-    ASSERT_EQ(ask(second.port(), "REPLICAOF 127.0.0.1 " + std::to_string(first.port()) + "\r\n").rfind("+OK", 0), 0u);
-    ASSERT_TRUE(wait_for([&] { return ask(second.port(), "INFO replication\r\n").find("master_link_status:up") != std::string::npos; }));
+    // In a directory of their own: a replica writes the master's RDB to disk
+    // (never in the program's working directory, where the next Redis would load it).
+    dd_test::redis_server first({"--dir", dir.path});
+    dd_test::redis_server second({"--dir", dir.path, "--replicaof", "127.0.0.1", "0"});  // a replica once told whose
+    ASSERT_EQ(ask_redis(second.port(), "REPLICAOF 127.0.0.1 " + std::to_string(first.port()) + "\r\n").rfind("+OK", 0), 0u);
+    ASSERT_TRUE(poll_until([&] { return ask_redis(second.port(), "INFO replication\r\n").find("master_link_status:up") != std::string::npos; }));
     sentinel s1(dir.path, first.port()), s2(dir.path, first.port()), s3(dir.path, first.port());
     const std::vector<unsigned short> sentinels = {s1.port(), s2.port(), s3.port()};
     const std::string get_master = "SENTINEL GET-MASTER-ADDR-BY-NAME " + master_name + "\r\n";
     auto master_port_is = [&](unsigned short port) {
-        return wait_for([&] { return ask(s1.port(), get_master).find("\r\n" + std::to_string(port) + "\r\n") != std::string::npos; });
+        return poll_until([&] { return ask_redis(s1.port(), get_master).find("\r\n" + std::to_string(port) + "\r\n") != std::string::npos; });
     };
     // Every sentinel sees the replica (a forced failover needs one to promote).
     for (auto sp : sentinels)
-        ASSERT_TRUE(wait_for([&] {
-            return ask(sp, "SENTINEL REPLICAS " + master_name + "\r\n").find(std::to_string(second.port())) != std::string::npos;
+        ASSERT_TRUE(poll_until([&] {
+            return ask_redis(sp, "SENTINEL REPLICAS " + master_name + "\r\n").find(std::to_string(second.port())) != std::string::npos;
         }));
 
     asio::io_context ioc;
@@ -154,33 +144,33 @@ TEST_F(redis_sentinel, the_store_follows_the_master_through_a_forced_failover_an
     auto link = std::make_shared<redis_link>(ioc.get_executor(), rp, rp.key_prefix + "bucket");
     auto r = take_one(ioc, *link);
     ASSERT_TRUE(r.reply) << r.why;
-    EXPECT_EQ(ask(first.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n") << "written on the master";
+    EXPECT_EQ(ask_redis(first.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n") << "written on the master";
 
     // A forced failover: the replica becomes the master; the store follows.
     // (Refused with -NOGOODSLAVE until the sentinel has the replica's own
     // word that it is in sync: asked again until accepted.)
     std::string failover;
-    ASSERT_TRUE(wait_for([&] { return (failover = ask(s2.port(), "SENTINEL FAILOVER " + master_name + "\r\n")).rfind("+OK", 0) == 0; }))
+    ASSERT_TRUE(poll_until([&] { return (failover = ask_redis(s2.port(), "SENTINEL FAILOVER " + master_name + "\r\n")).rfind("+OK", 0) == 0; }))
         << failover;
     ASSERT_TRUE(master_port_is(second.port()));
-    ASSERT_TRUE(wait_for([&] { return ask(first.port(), "ROLE\r\n").find("slave") != std::string::npos; }))
+    ASSERT_TRUE(poll_until([&] { return ask_redis(first.port(), "ROLE\r\n").find("slave") != std::string::npos; }))
         << "the old master is demoted";
-    bool served = wait_for([&] { return take_one(ioc, *link).reply.has_value(); });
+    bool served = poll_until([&] { return take_one(ioc, *link).reply.has_value(); });
     ASSERT_TRUE(served);
-    EXPECT_EQ(ask(second.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n") << "the new master holds the bucket";
-    EXPECT_NE(ask(second.port(), "ROLE\r\n").find("master"), std::string::npos);
+    EXPECT_EQ(ask_redis(second.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n") << "the new master holds the bucket";
+    EXPECT_NE(ask_redis(second.port(), "ROLE\r\n").find("master"), std::string::npos);
 
     // The master killed: the sentinels promote the other one; meanwhile the
     // store fails (an outage, not a misconfiguration), then is served again.
-    ASSERT_TRUE(wait_for([&] { return ask(first.port(), "INFO replication\r\n").find("master_link_status:up") != std::string::npos; }));
+    ASSERT_TRUE(poll_until([&] { return ask_redis(first.port(), "INFO replication\r\n").find("master_link_status:up") != std::string::npos; }));
     second.stop();
     r = take_one(ioc, *link);
     EXPECT_FALSE(r.reply);
     EXPECT_FALSE(r.misconfigured) << r.why;
     ASSERT_TRUE(master_port_is(first.port()));
-    served = wait_for([&] { return take_one(ioc, *link).reply.has_value(); });
+    served = poll_until([&] { return take_one(ioc, *link).reply.has_value(); });
     ASSERT_TRUE(served);
-    EXPECT_EQ(ask(first.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n");
+    EXPECT_EQ(ask_redis(first.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n");
 }
 
 TEST_F(redis_sentinel, an_unknown_master_is_a_misconfiguration_and_no_sentinel_an_outage)

@@ -118,10 +118,29 @@ private:
             self->sock_.close(ignored);
         });
         redis_exchange_result r;
+        int redirects = 0;
         for (int attempt = 0; attempt < 2; ++attempt)
         {
             const bool reused = connected_;
+            redirect_.reset();
             r = co_await exchange_once(args);
+            if (asking_)
+            {
+                asking_.reset();  // one exchange on the importing node, then back to the slot's owner
+                close();
+            }
+            if (redirect_ && !timed_out_ && ++redirects <= max_redirects)
+            {
+                // Redis Cluster: -MOVED names the slot's node from now on,
+                // -ASK the node importing it, for this command only.
+                if (redirect_->moved)
+                    node_ = redirect_->node;
+                else
+                    asking_ = redirect_->node;
+                close();
+                --attempt;
+                continue;
+            }
             if (r.reply || !reused || timed_out_ || refused_)
                 break;
             // A connection that served before failed (Redis restarted, a
@@ -134,6 +153,7 @@ private:
         if (!r.reply)
         {
             close();
+            node_.reset();  // the next exchange starts from the configured node again
             r.why = where_ + ": " + (timed_out_ ? "no answer within command_timeout (" + std::to_string(p_.command_timeout.count()) + " ms)" : r.why);
             redact(r.why);
             r.misconfigured = refused_ && !timed_out_;
@@ -153,15 +173,17 @@ private:
             for (const auto& a : args)
                 cmd.push_back(a);
             std::vector<resp_value> replies;
-            if (co_await round_trip(cmd, replies, why))
+            if (co_await script_call(cmd, replies, why))
             {
                 if (replies[0].type == resp_value::kind::error && replies[0].str.rfind("NOSCRIPT", 0) == 0)
                 {
                     cmd[0] = "EVAL";
                     cmd[1] = redis_gcra_script;
-                    if (!co_await round_trip(cmd, replies, why))
+                    if (!co_await script_call(cmd, replies, why))
                         r.why = why;
                 }
+                if (r.why.empty() && replies[0].type == resp_value::kind::error)
+                    redirect_ = parse_redirect(replies[0].str);
                 if (r.why.empty())
                 {
                     r.reply = decode_gcra_reply(replies[0], why);
@@ -175,6 +197,22 @@ private:
                 r.why = why;
         }
         co_return r;
+    }
+
+    // The script's call; after -ASK, preceded by ASKING (the importing node
+    // serves the slot for the next command only). `replies[0]`: its reply.
+    boost::asio::awaitable<bool> script_call(const std::vector<std::string_view>& cmd, std::vector<resp_value>& replies,
+                                             std::string& why)
+    {
+        if (!asking_)
+            co_return co_await round_trip(cmd, replies, why);
+        std::string out;
+        resp_append_command(out, {"ASKING"});
+        resp_append_command(out, cmd);
+        if (!co_await send_and_read(out, 2, replies, why))
+            co_return false;
+        replies.erase(replies.begin());
+        co_return true;
     }
 
     void close()
@@ -413,7 +451,13 @@ private:
     {
         std::string host = p_.host;
         std::uint16_t port = p_.port;
-        const bool sentinel = !p_.sentinel.sentinels.empty();
+        const bool sentinel = !p_.sentinel.sentinels.empty() && !asking_ && !node_;
+        if (const auto& to = asking_ ? asking_ : node_)
+        {
+            host = to->host;
+            port = to->port;
+        }
+        where_ = "Redis " + host + ":" + std::to_string(port);
         if (sentinel)
         {
             where_ = "Redis master " + p_.sentinel.master_name;
@@ -552,6 +596,10 @@ private:
     bool refused_ = false;  // this exchange failed on a refused configuration
     bool connected_ = false;  // connected, authenticated, the script loaded
     bool certificate_requested_ = false;  // this TLS connection's server asked for a client certificate
+    static constexpr int max_redirects = 5;  // -MOVED/-ASK followed per exchange
+    std::optional<redis_redirect> redirect_;  // the last reply's, when it was one
+    std::optional<redis_node> node_;          // Redis Cluster: the node of the key's slot (the last -MOVED)
+    std::optional<redis_node> asking_;        // Redis Cluster: the node importing the slot (-ASK), this exchange only
 };
 
 }  // namespace detail
