@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "redis_exchange.hpp"
 #include "run.hpp"
 #include "server_process.hpp"
 
@@ -102,16 +103,6 @@ protected:
             (void)std::system(("rm -rf " + dir).c_str());
     }
 
-    // One exchange (take one point of 1000) on `link`.
-    static redis_exchange_result take_one(asio::io_context& ioc, redis_link& link)
-    {
-        gcra_request take;
-        take.take = 1;
-        redis_exchange_result out;
-        link.async_exchange(gcra_arguments(take, 1000, 600s, false), [&](redis_exchange_result r) { out = std::move(r); });
-        dd_test::run(ioc);
-        return out;
-    }
 
     // The node serving `key`'s slot: the one that does not redirect a read of it.
     std::size_t owner_of_key()
@@ -149,7 +140,7 @@ TEST_F(redis_cluster_live, the_store_follows_moved_and_ask_while_its_slot_migrat
     }
     double balance = 1000;
     auto take = [&](const char* when) {
-        const auto r = take_one(ioc, *link);
+        const auto r = dd_test::take_one_point(ioc, *link);
         EXPECT_TRUE(r.reply) << when << ": " << r.why;
         if (!r.reply)
             return;

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "redis_exchange.hpp"
 #include "run.hpp"
 #include "server_process.hpp"
 
@@ -103,16 +104,6 @@ protected:
         return rp;
     }
 
-    // One exchange (take one point) on `link`.
-    static redis_exchange_result take_one(asio::io_context& ioc, redis_link& link)
-    {
-        gcra_request take;
-        take.take = 1;
-        redis_exchange_result out;
-        link.async_exchange(gcra_arguments(take, 1000, 60s, false), [&](redis_exchange_result r) { out = std::move(r); });
-        dd_test::run(ioc);
-        return out;
-    }
 
     temp_dir dir;
 };
@@ -142,7 +133,7 @@ TEST_F(redis_sentinel, the_store_follows_the_master_through_a_forced_failover_an
     asio::io_context ioc;
     const auto rp = store_params(sentinels);
     auto link = std::make_shared<redis_link>(ioc.get_executor(), rp, rp.key_prefix + "bucket");
-    auto r = take_one(ioc, *link);
+    auto r = dd_test::take_one_point(ioc, *link);
     ASSERT_TRUE(r.reply) << r.why;
     EXPECT_EQ(ask_redis(first.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n") << "written on the master";
 
@@ -155,7 +146,7 @@ TEST_F(redis_sentinel, the_store_follows_the_master_through_a_forced_failover_an
     ASSERT_TRUE(master_port_is(second.port()));
     ASSERT_TRUE(poll_until([&] { return ask_redis(first.port(), "ROLE\r\n").find("slave") != std::string::npos; }))
         << "the old master is demoted";
-    bool served = poll_until([&] { return take_one(ioc, *link).reply.has_value(); });
+    bool served = poll_until([&] { return dd_test::take_one_point(ioc, *link).reply.has_value(); });
     ASSERT_TRUE(served);
     EXPECT_EQ(ask_redis(second.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n") << "the new master holds the bucket";
     EXPECT_NE(ask_redis(second.port(), "ROLE\r\n").find("master"), std::string::npos);
@@ -164,11 +155,11 @@ TEST_F(redis_sentinel, the_store_follows_the_master_through_a_forced_failover_an
     // store fails (an outage, not a misconfiguration), then is served again.
     ASSERT_TRUE(poll_until([&] { return ask_redis(first.port(), "INFO replication\r\n").find("master_link_status:up") != std::string::npos; }));
     second.stop();
-    r = take_one(ioc, *link);
+    r = dd_test::take_one_point(ioc, *link);
     EXPECT_FALSE(r.reply);
     EXPECT_FALSE(r.misconfigured) << r.why;
     ASSERT_TRUE(master_port_is(first.port()));
-    served = poll_until([&] { return take_one(ioc, *link).reply.has_value(); });
+    served = poll_until([&] { return dd_test::take_one_point(ioc, *link).reply.has_value(); });
     ASSERT_TRUE(served);
     EXPECT_EQ(ask_redis(first.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n");
 }
@@ -181,7 +172,7 @@ TEST_F(redis_sentinel, an_unknown_master_is_a_misconfiguration_and_no_sentinel_a
     auto rp = store_params({s.port()}, "no-such-master");
     rp.sentinel.password.clear();
     auto link = std::make_shared<redis_link>(ioc.get_executor(), rp, rp.key_prefix + "bucket");
-    auto r = take_one(ioc, *link);
+    auto r = dd_test::take_one_point(ioc, *link);
     EXPECT_FALSE(r.reply);
     EXPECT_TRUE(r.misconfigured);
     EXPECT_NE(r.why.find("does not know a master named no-such-master"), std::string::npos) << r.why;
@@ -189,7 +180,7 @@ TEST_F(redis_sentinel, an_unknown_master_is_a_misconfiguration_and_no_sentinel_a
     // Served through the right name; the sentinel's password is never shown.
     rp = store_params({s.port()});
     link = std::make_shared<redis_link>(ioc.get_executor(), rp, rp.key_prefix + "bucket");
-    r = take_one(ioc, *link);
+    r = dd_test::take_one_point(ioc, *link);
     ASSERT_TRUE(r.reply) << r.why;
 
     // No sentinel answers: an outage naming each one.
@@ -197,7 +188,7 @@ TEST_F(redis_sentinel, an_unknown_master_is_a_misconfiguration_and_no_sentinel_a
     rp = store_params({closed.port()});
     rp.sentinel.password = "sentinel-secret-3c9d";
     link = std::make_shared<redis_link>(ioc.get_executor(), rp, rp.key_prefix + "bucket");
-    r = take_one(ioc, *link);
+    r = dd_test::take_one_point(ioc, *link);
     EXPECT_FALSE(r.reply);
     EXPECT_FALSE(r.misconfigured) << r.why;
     EXPECT_NE(r.why.find("sentinel 127.0.0.1:" + std::to_string(closed.port()) + ": connect"), std::string::npos) << r.why;

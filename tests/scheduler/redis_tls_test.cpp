@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "redis_exchange.hpp"
 #include "run.hpp"
 #include "server_process.hpp"
 
@@ -196,13 +197,8 @@ protected:
     static redis_exchange_result take_one(const redis_store_params& rp)
     {
         asio::io_context ioc;
-        auto l = std::make_shared<redis_link>(ioc.get_executor(), rp, rp.key_prefix + "bucket");
-        gcra_request take;
-        take.take = 1;
-        redis_exchange_result out;
-        l->async_exchange(gcra_arguments(take, 1000, 60s, false), [&](redis_exchange_result r) { out = std::move(r); });
-        dd_test::run(ioc);
-        return out;
+        auto link = std::make_shared<redis_link>(ioc.get_executor(), rp, rp.key_prefix + "bucket");
+        return dd_test::take_one_point(ioc, *link);
     }
 };
 

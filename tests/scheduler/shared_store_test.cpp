@@ -287,6 +287,22 @@ TEST(shared_store, a_process_killed_mid_acquire_leaves_no_lock)
     EXPECT_LE(seg->cell().frozen_since.load(), (now + 2s).time_since_epoch().count());
 }
 
+namespace {
+
+// Puts an object open to others at a store's name: the store refuses it.
+bool occupy_with_an_object_open_to_others(const std::string& name)
+{
+    ::shm_unlink(name.c_str());
+    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0644);
+    if (fd < 0)
+        return false;
+    ::fchmod(fd, 0644);
+    ::close(fd);
+    return true;
+}
+
+}  // namespace
+
 TEST(shared_store, fallback_bucket_while_the_store_is_unavailable_then_back)
 {
     // The store cannot be used (here: an object open to others sits at its
@@ -296,11 +312,7 @@ TEST(shared_store, fallback_bucket_while_the_store_is_unavailable_then_back)
     asio::io_context ioc;
     const std::string url = "https://fallback.example.com/" + std::to_string(::getpid());
     const std::string name = shm_store_name(normalise_base_url(url), "fallback-key");
-    ::shm_unlink(name.c_str());
-    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0644);
-    ASSERT_GE(fd, 0);
-    ::fchmod(fd, 0644);
-    ::close(fd);
+    ASSERT_TRUE(occupy_with_an_object_open_to_others(name));
 
     std::vector<throttle_event> events;
     rate_limit_params p;
@@ -346,11 +358,7 @@ TEST(shared_store, observers_hear_the_store_lost_and_restored)
     asio::io_context ioc;
     const std::string url = "https://observed-fallback.example.com/" + std::to_string(::getpid());
     const std::string name = shm_store_name(normalise_base_url(url), "observed-key");
-    ::shm_unlink(name.c_str());
-    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0644);
-    ASSERT_GE(fd, 0);
-    ::fchmod(fd, 0644);
-    ::close(fd);
+    ASSERT_TRUE(occupy_with_an_object_open_to_others(name));
 
     rate_limit_params p;
     p.store = shm_rate_limit_store();
