@@ -26,9 +26,9 @@ namespace digital_delivery {
 enum class log_level : std::uint8_t
 {
     debug,    ///< request start, 2xx responses, limiter waits, upload progress
-    info,     ///< successful operations, upload URL refreshes, the end of a 429 pause
-    warning,  ///< non-2xx responses and transport errors of one attempt, retries, 429 pauses, cancellations
-    error,    ///< failed operations
+    info,     ///< successful operations, upload URL refreshes, the end of a 429 pause, a shared store restored
+    warning,  ///< non-2xx responses and transport errors of one attempt, retries, 429 pauses, cancellations, a shared store unavailable
+    error,    ///< failed operations, a shared store refusing the configuration
     off,      ///< nothing (as a minimum level)
 };
 

@@ -66,6 +66,14 @@ struct metrics_snapshot
     std::uint64_t throttle_pauses = 0;         ///< Pauses of the shared bucket after a 429.
     duration_histogram limiter_wait{};           ///< Time waited for rate-limit points.
     std::uint64_t upload_bytes = 0;            ///< Body bytes of uploads the storage accepted.
+    /// The last store event heard (throttle_event store_unavailable,
+    /// store_misconfigured, store_restored) says the fallback bucket serves
+    /// in place of the shared store. With clients on several buckets, the
+    /// last event of any of them decides.
+    bool store_fallback = false;
+    /// Rate-limit points granted to operations while `store_fallback` held
+    /// (the fallback bucket served them).
+    std::uint64_t fallback_points = 0;
 };
 
 /// Counts what a client does. Install it in client_params::observer and read
@@ -96,7 +104,9 @@ public:
     /// server_address, endpoint, error_type}, dd_client_operation_duration_seconds,
     /// dd_client_retries_total, dd_client_rate_limited_responses_total,
     /// dd_client_rate_limit_pauses_total, dd_client_rate_limiter_wait_seconds,
-    /// dd_client_upload_bytes_total.
+    /// dd_client_upload_bytes_total, dd_client_rate_limit_store_fallback (a
+    /// gauge: 1 while the fallback bucket serves), and
+    /// dd_client_rate_limit_fallback_points_total.
     /// \return The exposition text.
     std::string prometheus() const { return to_prometheus(snapshot()); }
     /// The Prometheus text exposition of a snapshot (see prometheus()).

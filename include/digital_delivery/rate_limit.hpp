@@ -33,6 +33,18 @@ enum class rate_limit_source
     estimate,  ///< The client's own token bucket.
 };
 
+/// What the shared store of a bucket (rate_limit_params::store) is doing.
+enum class rate_limit_store_state
+{
+    none,           ///< No shared store: the bucket is this process's own.
+    serving,        ///< The shared store serves the bucket.
+    unavailable,    ///< The store cannot be reached or used: the fallback bucket serves.
+    /// The store refuses this configuration (AUTH refused, a user without the
+    /// permissions the store needs): the fallback bucket serves until the
+    /// configuration is fixed.
+    misconfigured,
+};
+
 /// The rate-limit state of one (base URL, API key).
 struct rate_limit_snapshot
 {
@@ -41,6 +53,12 @@ struct rate_limit_snapshot
     std::optional<std::chrono::system_clock::time_point> reset{};  ///< X-RateLimit-Reset.
     rate_limit_source source = rate_limit_source::none;  ///< Where the figures come from.
     std::chrono::system_clock::time_point observed_at{};  ///< When the figures were taken.
+    /// The bucket's shared store (client::rate_limit() fills it; parsed
+    /// headers leave `none`).
+    rate_limit_store_state store = rate_limit_store_state::none;
+    /// `unavailable`, `misconfigured`: why, as the last store event said it
+    /// (never a password or the API key).
+    std::string store_message{};
 };
 
 /// Reads X-RateLimit-Limit/Remaining/Reset. Reset is a Unix timestamp; a
@@ -227,12 +245,17 @@ struct throttle_event
         resumed,  ///< A pause ended (reported when the scheduler next runs after it).
         store_unavailable,  ///< The shared store cannot be used: the fallback bucket serves (`message` says why).
         store_restored,     ///< The shared store serves again.
+        /// The shared store refuses this configuration (AUTH refused, missing
+        /// permissions): the fallback bucket serves (`message` says why).
+        /// Reported again at each retry (at most every store_retry_interval)
+        /// while the store keeps refusing.
+        store_misconfigured,
     };
     kind what = kind::paused;  ///< What happened.
     std::chrono::steady_clock::time_point until{};  ///< paused: end of the pause; resumed: the time it was noticed.
     std::chrono::milliseconds retry_after{0};       ///< paused: the Retry-After honoured (after the cap).
     std::size_t waiting = 0;                        ///< Requests queued at that moment.
-    std::string message{};                            ///< store_unavailable: why (never the API key).
+    std::string message{};  ///< store_unavailable, store_misconfigured: why (never the API key or a password).
 };
 
 }  // namespace digital_delivery

@@ -27,9 +27,11 @@ namespace digital_delivery {
 /// host that uses the same Redis server: one hash per pair, updated by one
 /// atomic script per grant on Redis's own clock. Each bucket keeps one
 /// connection, on the client's executor; no thread ever blocks. While Redis
-/// cannot be used (down, slower than command_timeout, refusing AUTH), the
-/// fallback bucket serves (rate_limit_params::fallback_share) and a
-/// throttle_event store_unavailable says why (never the password).
+/// cannot be used (down, slower than command_timeout), the fallback bucket
+/// serves (rate_limit_params::fallback_share) and a throttle_event
+/// store_unavailable says why (never the password); while it refuses the
+/// configuration (AUTH refused, missing permissions), store_misconfigured
+/// says why, at each retry.
 class redis_rate_limit_store final : public detail::rate_limit_store_impl
 {
 public:

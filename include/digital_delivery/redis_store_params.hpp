@@ -11,8 +11,77 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace digital_delivery {
+
+/// TLS to Redis (redis_store_params::tls): off by default. On, the server's
+/// certificate is verified against the CA (a file, a directory, else the
+/// system's store) and the server name; a client certificate and key give
+/// mutual TLS.
+struct redis_tls_params
+{
+    /// Speak TLS (e.g. a `rediss://` URL, a server started with `--tls-port`,
+    /// AWS ElastiCache with in-transit encryption, Azure Cache for Redis).
+    /// Default: false.
+    bool enabled = false;
+
+    /// PEM file of the CA certificates to trust. Empty, and `ca_dir` empty
+    /// too: the system's default store. Default: empty.
+    std::string ca_file{};
+
+    /// Directory of CA certificates in OpenSSL's hashed layout (c_rehash).
+    /// Default: empty.
+    std::string ca_dir{};
+
+    /// PEM file of the client certificate (its chain may follow), for a
+    /// server that requires mutual TLS; with `key_file`. Default: empty.
+    std::string cert_file{};
+
+    /// PEM file of the client certificate's private key (not encrypted).
+    /// Default: empty.
+    std::string key_file{};
+
+    /// The name the server's certificate must carry, also sent as SNI.
+    /// Empty: the host. An IP address is sent without SNI and checked
+    /// against the certificate's IP address entries. Default: empty.
+    std::string server_name{};
+
+    /// Verify the server's certificate (chain, dates, name). Turning it off
+    /// leaves the connection open to anyone in the path. Default: true.
+    bool verify = true;
+};
+
+/// A host and a port (a sentinel's).
+struct redis_endpoint
+{
+    std::string host{};       ///< Host name or IP address.
+    std::uint16_t port = 26379;  ///< TCP port. Default: 26379 (Sentinel's).
+};
+
+/// Redis Sentinel (redis_store_params::sentinel): the store asks the
+/// sentinels where the master named `master_name` is, instead of using
+/// redis_store_params::host and port, and asks again after a connection
+/// error, a `-READONLY` reply or a master that is no longer one.
+struct redis_sentinel_params
+{
+    /// The sentinels, asked in turn (from the last one that answered) until
+    /// one names the master. Empty: no Sentinel. Default: empty.
+    std::vector<redis_endpoint> sentinels{};
+
+    /// The master's name in the sentinels' configuration (`sentinel monitor
+    /// NAME ...`). One no sentinel knows is a configuration error.
+    std::string master_name{};
+
+    /// ACL user and password of the sentinels (not the master's: those are
+    /// redis_store_params::username and password); empty password: no AUTH.
+    /// A secret: never written to logs, errors or events. Default: empty.
+    std::string username{};
+    std::string password{};
+
+    /// TLS to the sentinels. Default: off.
+    redis_tls_params tls{};
+};
 
 /// Where the Redis store lives and how to reach it (redis_rate_limit_store).
 /// The store's key is `key_prefix` + 32 hex digits of a SHA-256 of the
@@ -45,6 +114,13 @@ struct redis_store_params
     /// SELECT and loading the script) included; past it, the store counts as
     /// unavailable and the fallback bucket serves. Default: 500 ms.
     std::chrono::milliseconds command_timeout{500};
+
+    /// TLS to the server. Default: off (plain TCP).
+    redis_tls_params tls{};
+
+    /// Sentinel: the master is found through these sentinels (then `host`
+    /// and `port` are not used). Default: none.
+    redis_sentinel_params sentinel{};
 };
 
 }  // namespace digital_delivery

@@ -1017,6 +1017,56 @@ TEST(cli_rate_limit, redis_shares_the_budget_between_processes_and_its_password_
     }
 }
 
+TEST(cli_rate_limit, a_redis_store_that_is_down_is_reported_and_a_fallback_serves)
+{
+    if (!dd_test::have_redis_server())
+        GTEST_SKIP() << dd_test::redis_server_exe << " is not installed (tests/install_deps.sh installs it)";
+    dd_test::redis_server redis;
+    redis.stop();  // its port: no Redis answers there
+    cli_env e(compressed_bucket);
+    auto r = e.run({"--rate-limit-store", "redis://127.0.0.1:" + std::to_string(redis.port()), "orders", "list", "--per-page", "1"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("ddctl: shared rate-limit store unavailable (Redis 127.0.0.1:" + std::to_string(redis.port())),
+              std::string::npos)
+        << r.err;
+}
+
+TEST(cli_rate_limit, rediss_urls_take_tls_parameters_and_say_what_is_wrong)
+{
+    if (!dd_test::have_redis_server())
+        GTEST_SKIP() << dd_test::redis_server_exe << " is not installed (tests/install_deps.sh installs it)";
+    dd_test::redis_server plain;  // no TLS: the handshake never starts, the CA file is loaded first
+    cli_env e(compressed_bucket);
+    const std::string hostport = "127.0.0.1:" + std::to_string(plain.port());
+    auto unknown = e.run({"--rate-limit-store", "rediss://" + hostport + "?ca=/x", "orders", "list"});
+    EXPECT_EQ(unknown.status, 2) << unknown.err;
+    EXPECT_NE(unknown.err.find("unknown parameter ca (rediss:// takes ca_file, ca_dir, cert_file, key_file, server_name)"),
+              std::string::npos)
+        << unknown.err;
+    auto plain_url = e.run({"--rate-limit-store", "redis://" + hostport + "?ca_file=/x", "orders", "list"});
+    EXPECT_EQ(plain_url.status, 2) << plain_url.err;
+    EXPECT_NE(plain_url.err.find("TLS parameters need a rediss:// URL (ca_file)"), std::string::npos) << plain_url.err;
+    // A CA file that does not exist: a configuration error, said with the
+    // reason; the fallback serves the command.
+    const std::string store = "rediss://:redis-pw-Q7z@" + hostport + "/0?ca_file=/nonexistent/ca.pem&server_name=localhost";
+    auto missing = e.run({"--rate-limit-store", store, "orders", "list", "--per-page", "1"});
+    EXPECT_EQ(missing.status, 0) << missing.err;
+    EXPECT_NE(missing.err.find("ddctl: shared rate-limit store refuses our configuration (Redis 127.0.0.1:" +
+                               std::to_string(plain.port()) + ": TLS: cannot load ca_file /nonexistent/ca.pem"),
+              std::string::npos)
+        << missing.err;
+    auto config = e.run({"--rate-limit-store", store, "config", "show"});
+    EXPECT_NE(config.out.find("rate_limit_store: rediss://(credentials redacted)@" + hostport +
+                              "/0?ca_file=/nonexistent/ca.pem&server_name=localhost"),
+              std::string::npos)
+        << config.out;
+    for (const auto* r : {&missing, &config})
+    {
+        EXPECT_EQ(r->out.find("redis-pw-Q7z"), std::string::npos);
+        EXPECT_EQ(r->err.find("redis-pw-Q7z"), std::string::npos);
+    }
+}
+
 // ---- Ctrl-C ---------------------------------------------------------------------------------
 
 TEST(cli_interrupt, sigint_during_an_upload_cancels_it_and_names_the_asset)

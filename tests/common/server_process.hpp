@@ -126,6 +126,26 @@ private:
     server_process proc_;
 };
 
+/// One command to a local Redis (sentinel, cluster node), its first reply.
+inline std::string ask_redis(unsigned short port, const std::string& command)
+{
+    return ask_local_server(port, command, false);
+}
+
+/// Polls `done` every 50 ms, at most `polls` times (a bound on tries, never
+/// an assertion on time): true once it holds.
+template <class F>
+bool poll_until(F done, int polls = 600)
+{
+    for (int i = 0; i < polls; ++i)
+    {
+        if (done())
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return done();
+}
+
 }  // namespace dd_test
 
 #endif

@@ -128,24 +128,30 @@ TEST(builtin_observers, json_logger_names_every_throttle_event)
     dd::json_logger logger([&](dd::log_level l, std::string_view line) { got.emplace_back(l, std::string(line)); },
                            dd::log_level::info);
     dd::throttle_event e;
-    for (auto what : {dd::throttle_event::kind::paused, dd::throttle_event::kind::resumed,
-                      dd::throttle_event::kind::store_unavailable, dd::throttle_event::kind::store_restored})
+    using kind = dd::throttle_event::kind;
+    for (auto what : {kind::paused, kind::resumed, kind::store_unavailable, kind::store_restored, kind::store_misconfigured})
     {
         e.what = what;
-        e.message = what == dd::throttle_event::kind::store_unavailable ? "connect: Connection refused" : "";
+        e.message = what == kind::store_unavailable     ? "connect: Connection refused"
+                    : what == kind::store_misconfigured ? "AUTH refused: WRONGPASS"
+                                                        : "";
         logger.on_throttle(e);
     }
-    ASSERT_EQ(got.size(), 4u);
+    ASSERT_EQ(got.size(), 5u);
     std::vector<std::string> events;
     for (const auto& [level, line] : got)
         events.emplace_back(boost::json::parse(line).as_object().at("event").as_string());
     EXPECT_EQ(events, (std::vector<std::string>{"ratelimit.paused", "ratelimit.resumed", "ratelimit.store_unavailable",
-                                                "ratelimit.store_restored"}));
+                                                "ratelimit.store_restored", "ratelimit.store_misconfigured"}));
     EXPECT_EQ(got[0].first, dd::log_level::warning);
     EXPECT_EQ(got[1].first, dd::log_level::info);
     EXPECT_EQ(got[2].first, dd::log_level::warning);
     EXPECT_EQ(got[3].first, dd::log_level::info);
+    EXPECT_EQ(got[4].first, dd::log_level::error);
     EXPECT_EQ(boost::json::parse(got[2].second).as_object().at("message").as_string(), "connect: Connection refused");
+    EXPECT_EQ(boost::json::parse(got[4].second).as_object().at("message").as_string(), "AUTH refused: WRONGPASS");
+    for (auto what : {kind::paused, kind::resumed, kind::store_unavailable, kind::store_restored, kind::store_misconfigured})
+        EXPECT_EQ("ratelimit." + std::string(dd::to_string(what)), events[static_cast<std::size_t>(what)]);
 }
 
 TEST_F(builtin_observers_test, metrics_count_series_retries_429s_and_limiter_waits)

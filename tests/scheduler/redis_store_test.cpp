@@ -18,6 +18,11 @@
 #include <digital_delivery/impl/rate_limit/sansio/resp.hpp>
 #include <digital_delivery/impl/rate_limit/sansio/scheduler_core.hpp>
 #include <digital_delivery/impl/crypto/sha256.hpp>
+#include <digital_delivery/client.hpp>
+#include <digital_delivery/endpoints.hpp>
+#include <digital_delivery/json_logger.hpp>
+#include <digital_delivery/metrics.hpp>
+#include <digital_delivery/testing/fake_transport.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -29,8 +34,10 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "fixtures.hpp"
 #include "run.hpp"
 #include "server_process.hpp"
 
@@ -633,28 +640,132 @@ TEST_F(redis_live, redis_stopped_mid_run_falls_back_then_is_restored)
     dd_test::run(ioc);
 }
 
-TEST_F(redis_live, auth_refused_is_reported_without_the_password)
+// The store's outage and return reach a client's observer, not only the
+// rate_limit_params hook: the JSON logger writes ratelimit.store_unavailable
+// and ratelimit.store_restored, metrics_observer shows the fallback serving
+// and counts the points it granted. (Before, the events went to the hook
+// alone: this test saw no line and a zero gauge.)
+TEST_F(redis_live, store_outage_and_return_reach_a_clients_observers)
 {
-    dd_test::redis_server locked({"--requirepass", "right-secret-7f3a"});
+    dd_test::redis_server own({"--requirepass", "redis-secret-5d1c"});
+    own.stop();
     asio::io_context ioc;
-    for (std::string pw : {"wrong-secret-9c1e", ""})
+    auto fake = std::make_shared<digital_delivery::testing::fake_transport>(ioc.get_executor());
+    std::vector<std::string> lines;
+    auto logger = std::make_shared<json_logger>([&](log_level, std::string_view l) { lines.emplace_back(l); }, log_level::info);
+    auto metrics = std::make_shared<metrics_observer>();
+    auto rp = redis_params(own.port());
+    rp.password = "redis-secret-5d1c";
+    auto p = params(std::move(rp), 400, 60s);  // the fallback: 100 points
+    p.store_retry_interval = 50ms;
+    client c(fake, {.base_url = url("observers"),
+                    .api_key = "the-api-key",
+                    .rate_limit = p,
+                    .observer = std::make_shared<fan_out_observer>(std::vector<std::shared_ptr<observer>>{logger, metrics})});
+    auto find = [&](std::string_view event) {
+        return std::count_if(lines.begin(), lines.end(),
+                             [&](const std::string& l) { return l.find("\"event\":\"" + std::string(event) + "\"") != std::string::npos; });
+    };
+    int done = 0;
+    auto get = [&] {
+        fake->expect_any().respond(200, R"({"order":)" + fixtures::order_json() + "}");
+        async_get_order(c, "o1", [&](error_code ec, auto&&...) {
+            EXPECT_FALSE(ec) << ec.message();
+            ++done;
+        });
+    };
+    // Redis is down: the first request's exchange fails, the fallback serves.
+    get();
+    for (int i = 0; i < 400 && (done < 1 || find("ratelimit.store_unavailable") == 0); ++i)
+        run_for(ioc, 5ms);
+    ASSERT_EQ(find("ratelimit.store_unavailable"), 1) << lines.size();
+    get();
+    for (int i = 0; i < 400 && done < 2; ++i)
+        run_for(ioc, 5ms);
+    ASSERT_EQ(done, 2);
+    auto s = metrics->snapshot();
+    EXPECT_TRUE(s.store_fallback);
+    EXPECT_GE(s.fallback_points, 1u);
+    EXPECT_NE(metrics->prometheus().find("dd_client_rate_limit_store_fallback 1"), std::string::npos) << metrics->prometheus();
+
+    // Redis is back: the next request after store_retry_interval reconnects.
+    ASSERT_TRUE(own.restart());
+    for (int i = 0; i < 400 && find("ratelimit.store_restored") == 0; ++i)
     {
-        auto rp = redis_params(locked.port());
-        rp.password = pw;
-        auto p = params(std::move(rp), 8, 60s);
+        get();
+        for (int j = 0; j < 20 && done < 3 + i; ++j)
+            run_for(ioc, 5ms);
+    }
+    ASSERT_EQ(find("ratelimit.store_restored"), 1);
+    s = metrics->snapshot();
+    EXPECT_FALSE(s.store_fallback);
+    const auto served_by_fallback = s.fallback_points;
+    get();
+    const int before = done;
+    for (int i = 0; i < 400 && done == before; ++i)
+        run_for(ioc, 5ms);
+    EXPECT_EQ(metrics->snapshot().fallback_points, served_by_fallback) << "Redis served it";
+    for (const auto& l : lines)
+    {
+        EXPECT_EQ(l.find("secret"), std::string::npos) << l;
+        EXPECT_EQ(l.find("the-api-key"), std::string::npos) << l;
+    }
+}
+
+// A wrong password, none where one is required, one where none is set, a
+// user without the permissions the store needs: configuration errors, not
+// outages. Each is reported as store_misconfigured (the fallback serves),
+// again at every retry, and client::rate_limit() says why; never the
+// password. (They were reported once, as store_unavailable, before.)
+TEST_F(redis_live, a_refused_configuration_is_reported_at_each_retry_without_the_password)
+{
+    dd_test::redis_server locked({"--requirepass", "right-secret-7f3a", "--user", "limited", "on", ">limited-secret-2b8d",
+                                  "~*", "+@all", "-@scripting"});
+    asio::io_context ioc;
+    struct refusal
+    {
+        unsigned short port;
+        std::string user, password, says;
+    };
+    for (const auto& r : {refusal{locked.port(), "", "wrong-secret-9c1e", "WRONGPASS"},
+                          refusal{locked.port(), "", "", "NOAUTH"},
+                          refusal{locked.port(), "limited", "limited-secret-2b8d", "NOPERM"},
+                          refusal{test_redis().port(), "", "unneeded-secret-4e6a", "AUTH refused"}})
+    {
+        SCOPED_TRACE(r.says);
+        auto rp = redis_params(r.port);
+        rp.username = r.user;
+        rp.password = r.password;
+        auto p = params(std::move(rp), 400, 60s);  // the fallback: 100 points, one per waiter
+        p.store_retry_interval = 20ms;
         std::vector<throttle_event> events;
         p.on_throttle = [&](const throttle_event& e) { events.push_back(e); };
         auto lim = unshared_rate_limiter(ioc.get_executor(), url("auth"), "the-api-key", p);
-        waiter_set w(1);
+        waiter_set w(100);
         w.launch(*lim, 0, 1);
         dd_test::run(ioc);
         ASSERT_EQ(events.size(), 1u);
-        EXPECT_EQ(events[0].what, throttle_event::kind::store_unavailable);
-        const auto& m = events[0].message;
-        EXPECT_TRUE(m.find(pw.empty() ? "NOAUTH" : "AUTH refused") != std::string::npos) << m;
-        EXPECT_EQ(m.find("secret"), std::string::npos) << m;
-        EXPECT_EQ(m.find("the-api-key"), std::string::npos) << m;
+        EXPECT_EQ(events[0].what, throttle_event::kind::store_misconfigured);
         EXPECT_EQ(w.granted(), 1) << "served by the fallback bucket";
+        const auto snap = lim->snapshot();
+        EXPECT_EQ(snap.store, rate_limit_store_state::misconfigured);
+        EXPECT_EQ(snap.store_message, events[0].message);
+        // Said again at the next retry, not once for ever.
+        for (std::size_t i = 1; i < 100 && events.size() < 2; ++i)
+        {
+            std::this_thread::sleep_for(10ms);  // toward the next retry (the loop counts no time)
+            w.launch(*lim, i, 1);
+            dd_test::run(ioc);
+        }
+        ASSERT_GE(events.size(), 2u);
+        EXPECT_EQ(events[1].what, throttle_event::kind::store_misconfigured);
+        for (const auto& e : events)
+        {
+            const auto& m = e.message;
+            EXPECT_NE(m.find(r.says), std::string::npos) << m;
+            EXPECT_EQ(m.find("secret"), std::string::npos) << m;
+            EXPECT_EQ(m.find("the-api-key"), std::string::npos) << m;
+        }
     }
     // The right password: served by Redis.
     auto rp = redis_params(locked.port());
@@ -668,6 +779,8 @@ TEST_F(redis_live, auth_refused_is_reported_without_the_password)
     dd_test::run(ioc);
     EXPECT_EQ(events, 0);
     EXPECT_EQ(w.granted(), 1);
+    EXPECT_EQ(lim->snapshot().store, rate_limit_store_state::serving);
+    EXPECT_TRUE(lim->snapshot().store_message.empty());
 }
 
 TEST_F(redis_live, a_server_that_never_answers_costs_one_command_timeout)

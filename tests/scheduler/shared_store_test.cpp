@@ -287,6 +287,22 @@ TEST(shared_store, a_process_killed_mid_acquire_leaves_no_lock)
     EXPECT_LE(seg->cell().frozen_since.load(), (now + 2s).time_since_epoch().count());
 }
 
+namespace {
+
+// Puts an object open to others at a store's name: the store refuses it.
+bool occupy_with_an_object_open_to_others(const std::string& name)
+{
+    ::shm_unlink(name.c_str());
+    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0644);
+    if (fd < 0)
+        return false;
+    ::fchmod(fd, 0644);
+    ::close(fd);
+    return true;
+}
+
+}  // namespace
+
 TEST(shared_store, fallback_bucket_while_the_store_is_unavailable_then_back)
 {
     // The store cannot be used (here: an object open to others sits at its
@@ -296,11 +312,7 @@ TEST(shared_store, fallback_bucket_while_the_store_is_unavailable_then_back)
     asio::io_context ioc;
     const std::string url = "https://fallback.example.com/" + std::to_string(::getpid());
     const std::string name = shm_store_name(normalise_base_url(url), "fallback-key");
-    ::shm_unlink(name.c_str());
-    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0644);
-    ASSERT_GE(fd, 0);
-    ::fchmod(fd, 0644);
-    ::close(fd);
+    ASSERT_TRUE(occupy_with_an_object_open_to_others(name));
 
     std::vector<throttle_event> events;
     rate_limit_params p;
@@ -328,6 +340,56 @@ TEST(shared_store, fallback_bucket_while_the_store_is_unavailable_then_back)
     EXPECT_EQ(events[1].what, throttle_event::kind::store_restored);
     EXPECT_EQ(lim->snapshot().limit, 40);
     EXPECT_EQ(granted, 20) << "the waiters were served from the shared store once it was back";
+    lim.reset();
+    ::shm_unlink(name.c_str());
+}
+
+// A client's observer hears the store too: one added once the store was
+// already refused (at the bucket's creation, before any client could add
+// one) hears store_unavailable at once, then store_restored. (Observers heard
+// neither before: the events went to the rate_limit_params hook alone.)
+TEST(shared_store, observers_hear_the_store_lost_and_restored)
+{
+    struct recorder final : observer
+    {
+        std::vector<throttle_event> events;
+        void on_throttle(const throttle_event& e) override { events.push_back(e); }
+    };
+    digital_delivery::testing::virtual_clock vc;
+    asio::io_context ioc;
+    const std::string url = "https://observed-fallback.example.com/" + std::to_string(::getpid());
+    const std::string name = shm_store_name(normalise_base_url(url), "observed-key");
+    ASSERT_TRUE(occupy_with_an_object_open_to_others(name));
+
+    rate_limit_params p;
+    p.store = shm_rate_limit_store();
+    p.store_retry_interval = 1000ms;
+    auto lim = shared_rate_limiter(ioc.get_executor(), url, "observed-key", p);
+    auto a = std::make_shared<recorder>();
+    lim->add_throttle_observer(a);
+    ASSERT_EQ(a->events.size(), 1u) << "told at once: the fallback serves";
+    EXPECT_EQ(a->events[0].what, throttle_event::kind::store_unavailable);
+    EXPECT_FALSE(a->events[0].message.empty());
+    EXPECT_EQ(a->events[0].message.find("observed-key"), std::string::npos);
+    auto b = std::make_shared<recorder>();
+    lim->add_throttle_observer(b);
+    ASSERT_EQ(b->events.size(), 1u);
+
+    ::shm_unlink(name.c_str());
+    int granted = 0;
+    lim->async_acquire(1, priority::normal, std::nullopt, [&](error_code ec) { granted += !ec; });
+    vc.run_for(ioc, 1000ms);
+    lim->async_acquire(1, priority::normal, std::nullopt, [&](error_code ec) { granted += !ec; });
+    vc.run_for(ioc, 0ms);
+    EXPECT_EQ(granted, 2);
+    for (auto* r : {a.get(), b.get()})
+    {
+        ASSERT_EQ(r->events.size(), 2u);
+        EXPECT_EQ(r->events[1].what, throttle_event::kind::store_restored);
+    }
+    auto late = std::make_shared<recorder>();
+    lim->add_throttle_observer(late);
+    EXPECT_TRUE(late->events.empty()) << "the store serves: nothing to tell";
     lim.reset();
     ::shm_unlink(name.c_str());
 }

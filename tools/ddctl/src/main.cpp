@@ -109,6 +109,11 @@ public:
         else if (e.what == dd::throttle_event::kind::store_unavailable)
             std::fprintf(stderr, "ddctl: shared rate-limit store unavailable (%s): using a share of the budget of our own\n",
                          e.message.c_str());
+        else if (e.what == dd::throttle_event::kind::store_misconfigured)
+            std::fprintf(stderr, "ddctl: shared rate-limit store refuses our configuration (%s): fix it; meanwhile using a share of the budget of our own\n",
+                         e.message.c_str());
+        else if (e.what == dd::throttle_event::kind::store_restored)
+            std::fprintf(stderr, "ddctl: shared rate-limit store serves again\n");
     }
 
 private:
@@ -205,7 +210,8 @@ int main(int argc, char** argv)
     app.add_option("--api-key-file", g.config.api_key_file, "read the API key from the first line of this file");
     app.add_option("--rate-limit-store", g.config.rate_limit_store,
                    "where the key's rate-limit budget is shared: shared-memory (every process of this host, default), "
-                   "in-process, or redis://[user:password@]host[:port][/db] (every host)");
+                   "in-process, or redis://[user:password@]host[:port][/db] (every host; "
+                   "rediss://...?ca_file=F&cert_file=F&key_file=F&server_name=N for TLS)");
     app.add_option("--rate-limit-points", g.config.rate_limit_points, "the key's budget in points (default 40)");
     app.add_option("--rate-limit-window", g.config.rate_limit_window, "seconds to refill the whole budget (default 60)");
     completes_with(app.add_option("-o,--output", g.output,

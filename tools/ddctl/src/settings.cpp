@@ -7,6 +7,7 @@
 #include <digital_delivery/version.hpp>
 
 #include <boost/url/parse.hpp>
+#include <boost/url/url.hpp>
 
 #include <cerrno>
 #include <charconv>
@@ -407,13 +408,31 @@ dd::client_params make_client_params(const settings& s)
         p.rate_limit.store = dd::shm_rate_limit_store();
     else if (store.value == "in-process")
         p.rate_limit.store = dd::rate_limit_store();
-    else if (store.value.starts_with("redis://"))
+    else if (store.value.starts_with("redis://") || store.value.starts_with("rediss://"))
     {
         auto u = boost::urls::parse_uri(store.value);
         if (!u || u->host().empty())
-            throw cli_error(exit_usage, "rate_limit_store: not a redis://[user:password@]host[:port][/db] URL (" +
+            throw cli_error(exit_usage, "rate_limit_store: not a redis[s]://[user:password@]host[:port][/db][?...] URL (" +
                                             store.source + ")");
         dd::redis_store_params redis;
+        redis.tls.enabled = u->scheme() == "rediss";
+        // rediss:// takes the TLS files and the server name as query parameters.
+        for (auto q : u->params())
+        {
+            std::string* to = q.key == "ca_file"       ? &redis.tls.ca_file
+                              : q.key == "ca_dir"      ? &redis.tls.ca_dir
+                              : q.key == "cert_file"   ? &redis.tls.cert_file
+                              : q.key == "key_file"    ? &redis.tls.key_file
+                              : q.key == "server_name" ? &redis.tls.server_name
+                                                       : nullptr;
+            if (!to || !redis.tls.enabled)
+                throw cli_error(exit_usage, "rate_limit_store: " +
+                                                (to ? "TLS parameters need a rediss:// URL (" + q.key + ")"
+                                                    : "unknown parameter " + q.key +
+                                                          " (rediss:// takes ca_file, ca_dir, cert_file, key_file, server_name)") +
+                                                " (" + store.source + ")");
+            *to = q.value;
+        }
         redis.host = u->host();
         if (u->has_port())
             redis.port = u->port_number();
@@ -454,7 +473,16 @@ std::string describe(const settings& s)
         {
             // a Redis URL may hold a password
             auto u = boost::urls::parse_uri(v.value);
-            o << (u && u->has_password() ? std::string("redis://(credentials redacted)@") + std::string(u->encoded_host_and_port()) : v.value);
+            if (u && u->has_password())
+            {
+                boost::urls::url r(*u);
+                r.remove_userinfo();
+                const std::string shown = r.buffer();
+                const auto at = shown.find("://") + 3;
+                o << shown.substr(0, at) << "(credentials redacted)@" << shown.substr(at);
+            }
+            else
+                o << v.value;
         }
         else
             o << v.value;

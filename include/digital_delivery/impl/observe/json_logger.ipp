@@ -209,18 +209,24 @@ DIGITAL_DELIVERY_DECL void json_logger::on_limiter_wait(const limiter_wait_event
 DIGITAL_DELIVERY_DECL void json_logger::on_throttle(const throttle_event& e)
 {
     using kind = throttle_event::kind;
-    // A pause and a shared store that stopped serving are warnings; their ends are news.
-    const auto l = e.what == kind::paused || e.what == kind::store_unavailable ? log_level::warning : log_level::info;
+    // A pause and a shared store that stopped serving are warnings, their
+    // ends news; a store refusing the configuration is an error to fix.
+    log_level l = log_level::info;
+    std::string_view event;
+    switch (e.what)
+    {
+    case kind::paused: l = log_level::warning; event = "ratelimit.paused"; break;
+    case kind::resumed: event = "ratelimit.resumed"; break;
+    case kind::store_unavailable: l = log_level::warning; event = "ratelimit.store_unavailable"; break;
+    case kind::store_restored: event = "ratelimit.store_restored"; break;
+    case kind::store_misconfigured: l = log_level::error; event = "ratelimit.store_misconfigured"; break;
+    }
     if (!enabled(l))
         return;
-    const std::string_view event = e.what == kind::paused              ? "ratelimit.paused"
-                                   : e.what == kind::resumed           ? "ratelimit.resumed"
-                                   : e.what == kind::store_unavailable ? "ratelimit.store_unavailable"
-                                                                       : "ratelimit.store_restored";
     detail::json_line j(l, event);
     if (e.what == kind::paused)
         j.num("retry_after_ms", static_cast<std::uint64_t>(e.retry_after.count()));
-    if (e.what == kind::store_unavailable)
+    if (e.what == kind::store_unavailable || e.what == kind::store_misconfigured)
         j.str("message", e.message);
     write(l, j.num("waiting", e.waiting).done());
 }

@@ -192,14 +192,29 @@ DIGITAL_DELIVERY_DECL void metrics_observer::on_limiter_wait(const limiter_wait_
 {
     std::lock_guard<std::mutex> lk(mtx_);
     detail::observe(data_.limiter_wait, e.waited);
+    if (data_.store_fallback && !e.error && e.points > 0)
+        data_.fallback_points += static_cast<std::uint64_t>(e.points);
 }
 
 DIGITAL_DELIVERY_DECL void metrics_observer::on_throttle(const throttle_event& e)
 {
-    if (e.what != throttle_event::kind::paused)
-        return;
+    using kind = throttle_event::kind;
     std::lock_guard<std::mutex> lk(mtx_);
-    ++data_.throttle_pauses;
+    switch (e.what)
+    {
+    case kind::paused:
+        ++data_.throttle_pauses;
+        break;
+    case kind::resumed:
+        break;
+    case kind::store_unavailable:
+    case kind::store_misconfigured:
+        data_.store_fallback = true;
+        break;
+    case kind::store_restored:
+        data_.store_fallback = false;
+        break;
+    }
 }
 
 DIGITAL_DELIVERY_DECL void metrics_observer::on_operation_end(const operation_end_event& e)
@@ -267,6 +282,12 @@ DIGITAL_DELIVERY_DECL std::string metrics_observer::to_prometheus(const metrics_
     detail::prom_histogram(out, "dd_client_rate_limiter_wait_seconds", {}, s.limiter_wait);
     detail::prom_header(out, "dd_client_upload_bytes_total", "counter", "Body bytes of uploads the storage accepted.");
     detail::prom_sample(out, "dd_client_upload_bytes_total", {}, std::to_string(s.upload_bytes));
+    detail::prom_header(out, "dd_client_rate_limit_store_fallback", "gauge",
+                        "1 while the fallback bucket serves in place of the shared rate-limit store, else 0.");
+    detail::prom_sample(out, "dd_client_rate_limit_store_fallback", {}, s.store_fallback ? "1" : "0");
+    detail::prom_header(out, "dd_client_rate_limit_fallback_points_total", "counter",
+                        "Rate-limit points the fallback bucket granted while the shared store did not serve.");
+    detail::prom_sample(out, "dd_client_rate_limit_fallback_points_total", {}, std::to_string(s.fallback_points));
     return out;
 }
 

@@ -92,7 +92,15 @@ DIGITAL_DELIVERY_DECL std::string_view to_string(priority p) noexcept
 
 DIGITAL_DELIVERY_DECL std::string_view to_string(throttle_event::kind k) noexcept
 {
-    return k == throttle_event::kind::paused ? "paused" : "resumed";
+    switch (k)
+    {
+    case throttle_event::kind::paused: return "paused";
+    case throttle_event::kind::resumed: return "resumed";
+    case throttle_event::kind::store_unavailable: return "store_unavailable";
+    case throttle_event::kind::store_restored: return "store_restored";
+    case throttle_event::kind::store_misconfigured: return "store_misconfigured";
+    }
+    return "unknown";
 }
 
 }  // namespace digital_delivery

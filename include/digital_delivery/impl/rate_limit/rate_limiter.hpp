@@ -199,7 +199,9 @@ public:
     DIGITAL_DELIVERY_DECL void set_throttle_hook(std::function<void(const throttle_event&)> hook);
 
     /// Also reports throttle events to `o` (observer::on_throttle) while it
-    /// lives: every client with an observer adds its own to its bucket.
+    /// lives: every client with an observer adds its own to its bucket. An
+    /// observer added while the fallback bucket serves hears a
+    /// store_unavailable at once.
     DIGITAL_DELIVERY_DECL void add_throttle_observer(std::weak_ptr<observer> o);
 
     /// Re-evaluates the queue at the clock's current time (tests with a

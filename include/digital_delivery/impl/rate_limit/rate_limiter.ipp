@@ -108,6 +108,8 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
     std::shared_ptr<store_session> store;  // the shared store; null: in-process
     clock::time_point store_retry_at{};
     bool store_reported_down = false;
+    bool store_misconfigured = false;  // store_reported_down: it refused the configuration
+    std::string store_why;             // store_reported_down: the last event's message
 
     clock::time_point now() const { return now_fn ? now_fn() : clock::now(); }
 
@@ -137,7 +139,7 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
         if (status && status->up)
             store_up(store->source(), now, b);
         else if (status)
-            store_down(std::move(status->why), now, b);
+            store_down(std::move(*status), now, b);
     }
 
     void store_up(std::shared_ptr<points_source> src, clock::time_point now, limiter_batch& b)
@@ -146,30 +148,46 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
         if (!store_reported_down)
             return;
         store_reported_down = false;
+        store_misconfigured = false;
         throttle_event e;
         e.what = throttle_event::kind::store_restored;
         e.until = now;
         e.waiting = core.queued();
         b.events.push_back(std::move(e));
         b.hook = hook;
+        b.observers = observers;
     }
 
-    void store_down(std::string why, clock::time_point now, limiter_batch& b)
+    // An outage is reported once; a refused configuration at every retry
+    // (it will not heal by itself), and a change between the two too.
+    void store_down(store_status status, clock::time_point now, limiter_batch& b)
     {
         core.use_source(nullptr);
         store_retry_at = now + std::chrono::duration_cast<clock::duration>(params.store_retry_interval);
-        if (store_reported_down)
+        if (store_reported_down && !status.misconfigured && !store_misconfigured)
             return;
+        if (!store_reported_down)
+        {
+            const double share = std::clamp(params.fallback_share, 0.0, 1.0);
+            core.local_bucket().set_capacity(std::max(params.capacity * share, 1.0), now);
+        }
         store_reported_down = true;
-        const double share = std::clamp(params.fallback_share, 0.0, 1.0);
-        core.local_bucket().set_capacity(std::max(params.capacity * share, 1.0), now);
+        store_misconfigured = status.misconfigured;
+        store_why = status.why;
+        b.events.push_back(store_event(now));
+        b.hook = hook;
+        b.observers = observers;
+    }
+
+    // What the fallback says while it serves (store_reported_down).
+    throttle_event store_event(clock::time_point now) const
+    {
         throttle_event e;
-        e.what = throttle_event::kind::store_unavailable;
+        e.what = store_misconfigured ? throttle_event::kind::store_misconfigured : throttle_event::kind::store_unavailable;
         e.until = now;
         e.waiting = core.queued();
-        e.message = std::move(why);
-        b.events.push_back(std::move(e));
-        b.hook = hook;
+        e.message = store_why;
+        return e;
     }
 
     // An asynchronous store: sends what the bucket has to say (one exchange
@@ -208,8 +226,8 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
                 if (!core.uses_shared_source())
                     store_up(store->source(), t, b);
             }
-            else if (core.uses_shared_source() || !store_reported_down)
-                store_down(std::move(status.why), t, b);
+            else
+                store_down(std::move(status), t, b);
             process(t, b);
         }
         b.deliver();
@@ -533,7 +551,16 @@ DIGITAL_DELIVERY_DECL rate_limit_snapshot rate_limiter::snapshot() const
 {
     auto& st = *state_;
     std::lock_guard<std::mutex> lk(st.mtx);
-    return st.core.snapshot(st.now(), detail::clock::system_now());
+    auto s = st.core.snapshot(st.now(), detail::clock::system_now());
+    if (st.store)
+    {
+        s.store = !st.store_reported_down ? rate_limit_store_state::serving
+                  : st.store_misconfigured ? rate_limit_store_state::misconfigured
+                                           : rate_limit_store_state::unavailable;
+        if (st.store_reported_down)
+            s.store_message = st.store_why;
+    }
+    return s;
 }
 
 DIGITAL_DELIVERY_DECL void rate_limiter::set_throttle_hook(std::function<void(const throttle_event&)> hook)
@@ -544,10 +571,21 @@ DIGITAL_DELIVERY_DECL void rate_limiter::set_throttle_hook(std::function<void(co
 
 DIGITAL_DELIVERY_DECL void rate_limiter::add_throttle_observer(std::weak_ptr<observer> o)
 {
-    std::lock_guard<std::mutex> lk(state_->mtx);
-    auto& v = state_->observers;
-    std::erase_if(v, [](const std::weak_ptr<observer>& w) { return w.expired(); });
-    v.push_back(std::move(o));
+    // An observer that comes while the fallback serves (a store refused at
+    // the bucket's creation, before any client could listen) hears so.
+    std::optional<throttle_event> down;
+    {
+        auto& st = *state_;
+        std::lock_guard<std::mutex> lk(st.mtx);
+        auto& v = st.observers;
+        std::erase_if(v, [](const std::weak_ptr<observer>& w) { return w.expired(); });
+        v.push_back(o);
+        if (st.store_reported_down)
+            down = st.store_event(st.now());
+    }
+    if (down)
+        if (auto obs = o.lock())
+            obs->on_throttle(*down);
 }
 
 DIGITAL_DELIVERY_DECL void rate_limiter::wake()

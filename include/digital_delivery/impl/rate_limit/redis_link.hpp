@@ -14,7 +14,10 @@
 /// after a SCRIPT FLUSH) and reads its reply. The whole exchange is bounded
 /// by redis_store_params::command_timeout (a real-time timer: it guards real
 /// I/O); any failure closes the connection, and the next exchange reconnects.
-/// Messages name the host and port and what failed, never the password.
+/// With redis_store_params::tls, a TLS handshake follows the TCP connect
+/// (SNI, verification of the chain and the name by OpenSSL). Messages name
+/// the host and port and what failed (resolve, connect, TLS handshake, TLS
+/// verification, AUTH...), never the password.
 
 #include <digital_delivery/impl/rate_limit/sansio/redis_store.hpp>
 #include <digital_delivery/impl/rate_limit/sansio/resp.hpp>
@@ -27,18 +30,24 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <charconv>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -50,6 +59,9 @@ struct redis_exchange_result
 {
     std::optional<gcra_reply> reply;  ///< Empty: failed (`why` says how).
     std::string why;
+    /// Failed because Redis refuses the configuration (credentials,
+    /// permissions, the database number), not because it is down.
+    bool misconfigured = false;
 };
 
 class redis_link : public std::enable_shared_from_this<redis_link>
@@ -95,6 +107,7 @@ private:
     {
         const std::uint64_t gen = ++generation_;
         timed_out_ = false;
+        refused_ = false;
         timer_.expires_after(p_.command_timeout);
         timer_.async_wait([w = weak_from_this(), gen](boost::system::error_code ec) {
             auto self = w.lock();
@@ -105,8 +118,54 @@ private:
             self->sock_.close(ignored);
         });
         redis_exchange_result r;
+        int redirects = 0;
+        for (int attempt = 0; attempt < 2; ++attempt)
+        {
+            const bool reused = connected_;
+            redirect_.reset();
+            r = co_await exchange_once(args);
+            if (asking_)
+            {
+                asking_.reset();  // one exchange on the importing node, then back to the slot's owner
+                close();
+            }
+            if (redirect_ && !timed_out_ && ++redirects <= max_redirects)
+            {
+                // Redis Cluster: -MOVED names the slot's node from now on,
+                // -ASK the node importing it, for this command only.
+                if (redirect_->moved)
+                    node_ = redirect_->node;
+                else
+                    asking_ = redirect_->node;
+                close();
+                --attempt;
+                continue;
+            }
+            if (r.reply || !reused || timed_out_ || refused_)
+                break;
+            // A connection that served before failed (Redis restarted, a
+            // failover, -READONLY from a demoted master): once more, on a
+            // fresh connection (with Sentinel: to the master it names now).
+            close();
+        }
+        ++generation_;
+        timer_.cancel();
+        if (!r.reply)
+        {
+            close();
+            node_.reset();  // the next exchange starts from the configured node again
+            r.why = where_ + ": " + (timed_out_ ? "no answer within command_timeout (" + std::to_string(p_.command_timeout.count()) + " ms)" : r.why);
+            redact(r.why);
+            r.misconfigured = refused_ && !timed_out_;
+        }
+        co_return r;
+    }
+
+    boost::asio::awaitable<redis_exchange_result> exchange_once(const std::vector<std::string>& args)
+    {
+        redis_exchange_result r;
         std::string why;
-        if (!sock_.is_open() && !co_await connect(why))
+        if (!connected_ && !co_await connect(why))
             r.why = why;
         else
         {
@@ -114,43 +173,171 @@ private:
             for (const auto& a : args)
                 cmd.push_back(a);
             std::vector<resp_value> replies;
-            if (co_await round_trip(cmd, replies, why))
+            if (co_await script_call(cmd, replies, why))
             {
                 if (replies[0].type == resp_value::kind::error && replies[0].str.rfind("NOSCRIPT", 0) == 0)
                 {
                     cmd[0] = "EVAL";
                     cmd[1] = redis_gcra_script;
-                    if (!co_await round_trip(cmd, replies, why))
+                    if (!co_await script_call(cmd, replies, why))
                         r.why = why;
                 }
+                if (r.why.empty() && replies[0].type == resp_value::kind::error)
+                    redirect_ = parse_redirect(replies[0].str);
                 if (r.why.empty())
                 {
                     r.reply = decode_gcra_reply(replies[0], why);
                     if (!r.reply)
                         r.why = why;
+                    refused_ = !r.reply && replies[0].type == resp_value::kind::error &&
+                               redis_refuses_configuration(replies[0].str);
                 }
             }
             else
                 r.why = why;
         }
-        ++generation_;
-        timer_.cancel();
-        if (!r.reply)
-        {
-            boost::system::error_code ignored;
-            sock_.close(ignored);
-            rbuf_.clear();
-            r.why = where_ + ": " + (timed_out_ ? "no answer within command_timeout (" + std::to_string(p_.command_timeout.count()) + " ms)" : r.why);
-            redact(r.why);
-        }
         co_return r;
     }
 
-    boost::asio::awaitable<bool> connect(std::string& why)
+    // The script's call; after -ASK, preceded by ASKING (the importing node
+    // serves the slot for the next command only). `replies[0]`: its reply.
+    boost::asio::awaitable<bool> script_call(const std::vector<std::string_view>& cmd, std::vector<resp_value>& replies,
+                                             std::string& why)
     {
+        if (!asking_)
+            co_return co_await round_trip(cmd, replies, why);
+        std::string out;
+        resp_append_command(out, {"ASKING"});
+        resp_append_command(out, cmd);
+        if (!co_await send_and_read(out, 2, replies, why))
+            co_return false;
+        replies.erase(replies.begin());
+        co_return true;
+    }
+
+    void close()
+    {
+        boost::system::error_code ignored;
+        sock_.close(ignored);
+        tls_.reset();
         rbuf_.clear();
+        connected_ = false;
+    }
+
+    // The TLS context, made at the first connection (a file that cannot be
+    // read is a configuration error: false, and `why`).
+    static bool make_tls_context(const redis_tls_params& t, std::optional<boost::asio::ssl::context>& out, std::string& why)
+    {
+        namespace ssl = boost::asio::ssl;
+        ssl::context c(ssl::context::tls_client);
+        boost::system::error_code ec;
+        c.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                          ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
+                      ec);
+        const auto fail = [&](const char* what, const std::string& file) {
+            why = std::string("TLS: cannot load ") + what + " " + file + ": " + ec.message();
+            return false;
+        };
+        if (!t.ca_file.empty() && (c.load_verify_file(t.ca_file, ec), ec))
+            return fail("ca_file", t.ca_file);
+        if (!t.ca_dir.empty() && (c.add_verify_path(t.ca_dir, ec), ec))
+            return fail("ca_dir", t.ca_dir);
+        if (t.ca_file.empty() && t.ca_dir.empty() && (c.set_default_verify_paths(ec), ec))
+            return fail("the system's CA store", "");
+        if (!t.cert_file.empty() && (c.use_certificate_chain_file(t.cert_file, ec), ec))
+            return fail("cert_file", t.cert_file);
+        if (!t.key_file.empty() && (c.use_private_key_file(t.key_file, ssl::context::pem, ec), ec))
+            return fail("key_file", t.key_file);
+        // An encrypted key is refused, never a prompt on the terminal.
+        c.set_password_callback([](std::size_t, ssl::context::password_purpose) { return std::string(); }, ec);
+        c.set_verify_mode(t.verify ? ssl::verify_peer : ssl::verify_none, ec);
+        // Called when the server asks for a client certificate and none is
+        // configured: noted, so that the server's refusal can say so.
+        SSL_CTX_set_client_cert_cb(c.native_handle(), [](SSL* s, X509**, EVP_PKEY**) {
+            if (auto* asked = static_cast<bool*>(SSL_get_ex_data(s, certificate_request_index())))
+                *asked = true;
+            return 0;
+        });
+        out.emplace(std::move(c));
+        return true;
+    }
+
+    // The TLS handshake on the connected socket: SNI (a host name only), the
+    // name checked by OpenSSL (a DNS name, or an IP address entry).
+    boost::asio::awaitable<bool> handshake(const std::string& host, const redis_tls_params& t,
+                                           std::optional<boost::asio::ssl::context>& ctx, std::string& why)
+    {
+        namespace ssl = boost::asio::ssl;
+        if (!ctx && !make_tls_context(t, ctx, why))
+        {
+            refused_ = true;
+            co_return false;
+        }
+        tls_.emplace(sock_, *ctx);
+        SSL* h = tls_->native_handle();
+        certificate_requested_ = false;
+        SSL_set_ex_data(h, certificate_request_index(), &certificate_requested_);
+        const std::string& name = t.server_name.empty() ? host : t.server_name;
+        boost::system::error_code not_ip;
+        boost::asio::ip::make_address(name, not_ip);
+        if (not_ip)
+            SSL_set_tlsext_host_name(h, name.c_str());
+        if (t.verify)
+        {
+            if (not_ip)
+                SSL_set1_host(h, name.c_str());
+            else
+                X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(h), name.c_str());
+        }
+        auto [ec] = co_await tls_->async_handshake(ssl::stream_base::client, tok);
+        if (!ec)
+            co_return true;
+        const long verdict = SSL_get_verify_result(h);
+        if (t.verify && verdict != X509_V_OK)
+        {
+            why = "TLS verification of " + name + ": " + X509_verify_cert_error_string(verdict);
+            refused_ = true;
+        }
+        else
+            why = "TLS handshake: " + tls_error(ec);
+        co_return false;
+    }
+
+    static int certificate_request_index()
+    {
+        static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+        return index;
+    }
+
+    // The connection failed: if the server asked for a client certificate
+    // and none is configured, that is the likely cause (with TLS 1.3 the
+    // server refuses after the handshake, on the first exchange).
+    void blame_missing_certificate(const redis_tls_params& t, std::string& why)
+    {
+        if (tls_ && certificate_requested_ && t.cert_file.empty())
+        {
+            why += " (the server asked for a client certificate and none is configured: tls.cert_file, tls.key_file)";
+            refused_ = true;
+        }
+    }
+
+    // An error of the TLS layer: a certificate the server refused (mutual
+    // TLS) is a configuration error.
+    std::string tls_error(const boost::system::error_code& ec)
+    {
+        std::string m = ec.message();
+        if (ec.category() == boost::asio::error::get_ssl_category() && m.find("certificate") != std::string::npos)
+            refused_ = true;
+        return m;
+    }
+
+    // Resolve, connect and (with TLS) the handshake, on sock_.
+    boost::asio::awaitable<bool> open(const std::string& host, std::uint16_t port, const redis_tls_params& t,
+                                      std::optional<boost::asio::ssl::context>& ctx, std::string& why)
+    {
+        close();
         tcp::resolver resolver(strand_);
-        auto [rec, eps] = co_await resolver.async_resolve(p_.host, std::to_string(p_.port), tok);
+        auto [rec, eps] = co_await resolver.async_resolve(host, std::to_string(port), tok);
         if (rec)
         {
             why = "resolve: " + rec.message();
@@ -164,34 +351,149 @@ private:
         }
         boost::system::error_code ignored;
         sock_.set_option(tcp::no_delay(true), ignored);
-        std::vector<std::vector<std::string_view>> cmds;
-        if (!p_.password.empty())
-        {
-            if (p_.username.empty())
-                cmds.push_back({"AUTH", p_.password});
-            else
-                cmds.push_back({"AUTH", p_.username, p_.password});
-        }
-        const std::string db = std::to_string(p_.database);
-        if (p_.database != 0)
-            cmds.push_back({"SELECT", db});
-        cmds.push_back({"SCRIPT", "LOAD", redis_gcra_script});
+        if (!t.enabled)
+            co_return true;
+        co_return co_await handshake(host, t, ctx, why);
+    }
+
+    // Sends `cmds` (named `names`) pipelined on the open connection; false
+    // and `why` when one is refused (a refused configuration noted).
+    boost::asio::awaitable<bool> pipeline(const std::vector<std::vector<std::string_view>>& cmds,
+                                          const std::vector<const char*>& names, const redis_tls_params& t,
+                                          std::vector<resp_value>& replies, std::string& why)
+    {
         std::string out;
         for (const auto& c : cmds)
             resp_append_command(out, c);
-        std::vector<resp_value> replies;
         if (!co_await send_and_read(out, cmds.size(), replies, why))
-            co_return false;
-        const char* what[] = {"AUTH", "SELECT", "SCRIPT LOAD"};
-        std::size_t first = p_.password.empty() ? 1 : 0;
-        for (std::size_t i = 0; i < replies.size(); ++i)
         {
-            std::size_t step = first + i;
-            if (step == 1 && p_.database == 0)
-                ++step;
+            blame_missing_certificate(t, why);
+            co_return false;
+        }
+        for (std::size_t i = 0; i < replies.size(); ++i)
             if (replies[i].type == resp_value::kind::error)
             {
-                why = std::string(what[step]) + " refused: " + replies[i].str.substr(0, 200);
+                const std::string_view name = names[i];
+                why = std::string(name) + " refused: " + replies[i].str.substr(0, 200);
+                // Credentials, permissions and the database number
+                // ("ERR DB index is out of range") are configuration.
+                refused_ = redis_refuses_configuration(replies[i].str) ||
+                           (name == "SELECT" && replies[i].str.rfind("ERR", 0) == 0);
+                co_return false;
+            }
+        co_return true;
+    }
+
+    static void add_auth(std::vector<std::vector<std::string_view>>& cmds, std::vector<const char*>& names,
+                         const std::string& user, const std::string& password)
+    {
+        if (password.empty())
+            return;
+        if (user.empty())
+            cmds.push_back({"AUTH", password});
+        else
+            cmds.push_back({"AUTH", user, password});
+        names.push_back("AUTH");
+    }
+
+    // Asks the sentinels, in turn from the last one that answered, where the
+    // master is.
+    boost::asio::awaitable<bool> ask_sentinels(std::string& host, std::uint16_t& port, std::string& why)
+    {
+        const auto& sp = p_.sentinel;
+        const std::size_t n = sp.sentinels.size();
+        std::string all;
+        for (std::size_t i = 0; i < n; ++i)
+        {
+            const std::size_t at = (first_sentinel_ + i) % n;
+            const auto& s = sp.sentinels[at];
+            std::string one;
+            std::vector<resp_value> replies;
+            std::vector<std::vector<std::string_view>> cmds;
+            std::vector<const char*> names;
+            add_auth(cmds, names, sp.username, sp.password);
+            cmds.push_back({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", sp.master_name});
+            names.push_back("SENTINEL GET-MASTER-ADDR-BY-NAME");
+            bool answered = co_await open(s.host, s.port, sp.tls, sentinel_tls_ctx_, one);
+            if (answered)
+                answered = co_await pipeline(cmds, names, sp.tls, replies, one);
+            if (answered)
+            {
+                const auto& a = replies.back();
+                std::uint16_t p = 0;
+                if (a.type == resp_value::kind::array && a.elements.size() == 2 &&
+                    a.elements[0].type == resp_value::kind::bulk && a.elements[1].type == resp_value::kind::bulk &&
+                    std::from_chars(a.elements[1].str.data(), a.elements[1].str.data() + a.elements[1].str.size(), p).ec ==
+                        std::errc{})
+                {
+                    host = a.elements[0].str;
+                    port = p;
+                    first_sentinel_ = at;
+                    close();
+                    co_return true;
+                }
+                if (a.type == resp_value::kind::nil)
+                {
+                    one = "does not know a master named " + sp.master_name;
+                    refused_ = true;
+                }
+                else
+                    one = "an unexpected reply to SENTINEL GET-MASTER-ADDR-BY-NAME";
+            }
+            all += (all.empty() ? "" : "; ") + ("sentinel " + s.host + ":" + std::to_string(s.port) + ": " + one);
+        }
+        close();
+        why = all;
+        co_return false;
+    }
+
+    boost::asio::awaitable<bool> connect(std::string& why)
+    {
+        std::string host = p_.host;
+        std::uint16_t port = p_.port;
+        const bool sentinel = !p_.sentinel.sentinels.empty() && !asking_ && !node_;
+        if (const auto& to = asking_ ? asking_ : node_)
+        {
+            host = to->host;
+            port = to->port;
+        }
+        where_ = "Redis " + host + ":" + std::to_string(port);
+        if (sentinel)
+        {
+            where_ = "Redis master " + p_.sentinel.master_name;
+            if (!co_await ask_sentinels(host, port, why))
+                co_return false;
+            where_ = "Redis master " + p_.sentinel.master_name + " at " + host + ":" + std::to_string(port);
+        }
+        if (!co_await open(host, port, p_.tls, tls_ctx_, why))
+            co_return false;
+        std::vector<std::vector<std::string_view>> cmds;
+        std::vector<const char*> names;
+        add_auth(cmds, names, p_.username, p_.password);
+        const std::string db = std::to_string(p_.database);
+        if (p_.database != 0)
+        {
+            cmds.push_back({"SELECT", db});
+            names.push_back("SELECT");
+        }
+        if (sentinel)
+        {
+            cmds.push_back({"ROLE"});
+            names.push_back("ROLE");
+        }
+        cmds.push_back({"SCRIPT", "LOAD", redis_gcra_script});
+        names.push_back("SCRIPT LOAD");
+        std::vector<resp_value> replies;
+        if (!co_await pipeline(cmds, names, p_.tls, replies, why))
+            co_return false;
+        if (sentinel)
+        {
+            // Between a failover and the sentinels' word, the address may
+            // still name a replica: not served (asked again next time).
+            const auto& role = replies[replies.size() - 2];
+            if (role.type != resp_value::kind::array || role.elements.empty() || role.elements[0].str != "master")
+            {
+                why = "not a master (ROLE: " + (role.type == resp_value::kind::array && !role.elements.empty() ? role.elements[0].str : std::string("?")) + ")";
                 co_return false;
             }
         }
@@ -202,6 +504,7 @@ private:
             co_return false;
         }
         sha_ = sha.str;
+        connected_ = true;
         co_return true;
     }
 
@@ -224,10 +527,14 @@ private:
     )
     {
         replies.clear();
-        auto [wec, written] = co_await boost::asio::async_write(sock_, boost::asio::buffer(out), tok);
+        boost::system::error_code wec;
+        if (tls_)
+            std::tie(wec, std::ignore) = co_await boost::asio::async_write(*tls_, boost::asio::buffer(out), tok);
+        else
+            std::tie(wec, std::ignore) = co_await boost::asio::async_write(sock_, boost::asio::buffer(out), tok);
         if (wec)
         {
-            why = "send: " + wec.message();
+            why = "send: " + (tls_ ? tls_error(wec) : wec.message());
             co_return false;
         }
         while (replies.size() < n)
@@ -245,10 +552,17 @@ private:
                 co_return false;
             }
             char buf[4096];
-            auto [rec, got] = co_await sock_.async_read_some(boost::asio::buffer(buf), tok);
+            boost::system::error_code rec;
+            std::size_t got = 0;
+            if (tls_)
+                std::tie(rec, got) = co_await tls_->async_read_some(boost::asio::buffer(buf), tok);
+            else
+                std::tie(rec, got) = co_await sock_.async_read_some(boost::asio::buffer(buf), tok);
             if (rec)
             {
-                why = rec == boost::asio::error::eof ? std::string("connection closed by Redis") : "receive: " + rec.message();
+                why = rec == boost::asio::error::eof || rec == boost::asio::ssl::error::stream_truncated
+                          ? std::string("connection closed by Redis")
+                          : "receive: " + (tls_ ? tls_error(rec) : rec.message());
                 co_return false;
             }
             rbuf_.append(buf, got);
@@ -259,14 +573,18 @@ private:
     // A message never holds the password, whatever a server echoes.
     void redact(std::string& s) const
     {
-        if (p_.password.empty())
-            return;
-        for (auto pos = s.find(p_.password); pos != std::string::npos; pos = s.find(p_.password, pos))
-            s.replace(pos, p_.password.size(), "***");
+        for (const std::string* pw : {&p_.password, &p_.sentinel.password})
+            if (!pw->empty())
+                for (auto pos = s.find(*pw); pos != std::string::npos; pos = s.find(*pw, pos))
+                    s.replace(pos, pw->size(), "***");
     }
 
     boost::asio::strand<boost::asio::any_io_executor> strand_;
     tcp::socket sock_;
+    std::optional<boost::asio::ssl::context> tls_ctx_;               // p_.tls.enabled: made once
+    std::optional<boost::asio::ssl::context> sentinel_tls_ctx_;      // p_.sentinel.tls.enabled: made once
+    std::size_t first_sentinel_ = 0;                                 // the last sentinel that answered
+    std::optional<boost::asio::ssl::stream<tcp::socket&>> tls_;      // over sock_, one per connection
     boost::asio::steady_timer timer_;
     redis_store_params p_;
     std::string key_;
@@ -275,6 +593,13 @@ private:
     std::string rbuf_;
     std::uint64_t generation_ = 0;
     bool timed_out_ = false;
+    bool refused_ = false;  // this exchange failed on a refused configuration
+    bool connected_ = false;  // connected, authenticated, the script loaded
+    bool certificate_requested_ = false;  // this TLS connection's server asked for a client certificate
+    static constexpr int max_redirects = 5;  // -MOVED/-ASK followed per exchange
+    std::optional<redis_redirect> redirect_;  // the last reply's, when it was one
+    std::optional<redis_node> node_;          // Redis Cluster: the node of the key's slot (the last -MOVED)
+    std::optional<redis_node> asking_;        // Redis Cluster: the node importing the slot (-ASK), this exchange only
 };
 
 }  // namespace detail

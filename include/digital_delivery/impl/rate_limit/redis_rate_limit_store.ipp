@@ -71,7 +71,7 @@ private:
                     if (!r.reply)
                     {
                         self->points_->on_failure();
-                        return store_status{false, std::move(r.why)};
+                        return store_status{false, std::move(r.why), r.misconfigured};
                     }
                     self->points_->on_reply(*r.reply, now);
                     return store_status{true, {}};

@@ -45,11 +45,13 @@ struct store_bucket
     std::chrono::steady_clock::time_point now{};
 };
 
-/// Whether a store serves; `why` (no secret in it) when not.
+/// Whether a store serves; `why` (no secret in it) when not, and whether it
+/// refuses the configuration (credentials, permissions) rather than failing.
 struct store_status
 {
     bool up = false;
     std::string why{};
+    bool misconfigured = false;
 };
 
 class store_session

@@ -155,6 +155,61 @@ inline std::vector<std::string> gcra_arguments(
     };
 }
 
+/// An error reply that says the configuration is wrong, not that Redis is
+/// down: the credentials (`NOAUTH`: none sent but required; `WRONGPASS`;
+/// `ERR AUTH ... called without any password configured`: one sent to a
+/// server that has none) or the user's permissions (`NOPERM`). Retrying
+/// will not help; the user must fix the configuration.
+inline bool redis_refuses_configuration(std::string_view error_reply) noexcept
+{
+    for (std::string_view p : {"NOAUTH", "WRONGPASS", "NOPERM", "ERR AUTH"})
+        if (error_reply.substr(0, p.size()) == p)
+            return true;
+    return false;
+}
+
+/// A Redis Cluster node's address, as a redirection names it.
+struct redis_node
+{
+    std::string host;
+    std::uint16_t port = 0;
+};
+
+/// A Redis Cluster redirection: `-MOVED SLOT HOST:PORT` (the slot lives
+/// there now) or `-ASK SLOT HOST:PORT` (being migrated there: ask it, once,
+/// after ASKING).
+struct redis_redirect
+{
+    bool moved = false;
+    redis_node node;
+};
+
+/// Reads a redirection from an error reply's text; nullopt for any other
+/// error, or a malformed one.
+inline std::optional<redis_redirect> parse_redirect(std::string_view error_reply)
+{
+    redis_redirect r;
+    if (error_reply.substr(0, 6) == "MOVED ")
+        r.moved = true;
+    else if (error_reply.substr(0, 4) != "ASK ")
+        return std::nullopt;
+    const auto slot_end = error_reply.find(' ', r.moved ? 6 : 4);
+    if (slot_end == std::string_view::npos)
+        return std::nullopt;
+    const std::string_view addr = error_reply.substr(slot_end + 1);
+    const auto colon = addr.rfind(':');
+    if (colon == std::string_view::npos || colon == 0)
+        return std::nullopt;
+    std::uint16_t port = 0;
+    const auto digits = addr.substr(colon + 1);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (ec != std::errc{} || end != digits.data() + digits.size() || port == 0)
+        return std::nullopt;
+    r.node.host = std::string(addr.substr(0, colon));
+    r.node.port = port;
+    return r;
+}
+
 /// Decodes the script's reply; nullopt (and `why`) for anything else,
 /// an error reply included (its text: Redis never echoes credentials).
 inline std::optional<gcra_reply> decode_gcra_reply(const resp_value& v, std::string& why)
