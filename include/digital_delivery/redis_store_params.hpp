@@ -73,10 +73,14 @@ struct redis_sentinel_params
     /// NAME ...`). One no sentinel knows is a configuration error.
     std::string master_name{};
 
-    /// ACL user and password of the sentinels (not the master's: those are
-    /// redis_store_params::username and password); empty password: no AUTH.
-    /// A secret: never written to logs, errors or events. Default: empty.
+    /// ACL user name of the sentinels (not the master's: that is
+    /// redis_store_params::username); empty: AUTH with the password alone.
+    /// Default: empty.
     std::string username{};
+
+    /// Password of the sentinels (not the master's: that is
+    /// redis_store_params::password); empty: no AUTH. A secret: never written
+    /// to logs, errors or events. Default: empty.
     std::string password{};
 
     /// TLS to the sentinels. Default: off.
