@@ -47,9 +47,10 @@ apt_dir=$cache/apt
 apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
           -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache"
           -o APT::Sandbox::User=root -o Debug::NoLocking=1 -q)
-apt_updated=0
+# The lists are read again at most every 10 minutes (one run of --all or of
+# CI's steps asks several times, some from subshells).
 apt_update() {
-  [ $apt_updated -eq 0 ] || return 0
+  [ -z "$(find "$apt_dir/updated" -mmin -10 2>/dev/null)" ] || return 0
   mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
   # The system's Debian mirror (deb.debian.org when there is none).
   local uri
@@ -61,8 +62,7 @@ apt_update() {
     echo "deb [signed-by=$keyring] $uri sid main"
     echo "deb-src [signed-by=$keyring] $uri sid main"
   } > "$apt_dir/sources.list"
-  apt-get "${apt_opts[@]}" update >&2
-  apt_updated=1
+  apt-get "${apt_opts[@]}" update >&2 && touch "$apt_dir/updated"
 }
 # pkg_field PKG/SUITE FIELD: a field of the candidate of PKG in SUITE.
 pkg_field() {
@@ -122,19 +122,19 @@ resolve_version() {  # 1.83 | newest | 1.NN -> 1.NN
 # prefix VERSION: the cache folder of VERSION, fetched and built when missing.
 # Its layout is Debian's: usr/include, usr/lib/x86_64-linux-gnu (+ cmake/).
 prefix() {
-  local v; v=$(resolve_version "$1")
-  apt_update
-  local key; key=$(version_key "$v")
+  local v; v=$(resolve_version "$1") || return 1
+  apt_update || return 1
+  local key; key=$(version_key "$v") || return 1
   local dir=$cache/$v-$key
   if [ -f "$dir/.complete" ]; then echo "$dir"; return 0; fi
   rm -rf "$dir" "$dir.tmp"
   mkdir -p "$dir.tmp/debs"
   echo "fetching Boost $v into $dir" >&2
-  (cd "$dir.tmp/debs" && apt-get "${apt_opts[@]}" download $(pkgs_of "$v") >&2)
+  (cd "$dir.tmp/debs" && apt-get "${apt_opts[@]}" download $(pkgs_of "$v") >&2) || return 1
   local deb
-  for deb in "$dir.tmp"/debs/*.deb; do dpkg-deb -x "$deb" "$dir.tmp"; done
+  for deb in "$dir.tmp"/debs/*.deb; do dpkg-deb -x "$deb" "$dir.tmp" || return 1; done
   rm -rf "$dir.tmp/debs" "$dir.tmp/usr/share"
-  if [ "$v" != 1.83 ]; then build_compiled "$v" "$dir.tmp"; fi
+  if [ "$v" != 1.83 ]; then build_compiled "$v" "$dir.tmp" || return 1; fi
   touch "$dir.tmp/.complete"
   mv "$dir.tmp" "$dir"
   echo "$dir"
@@ -178,8 +178,54 @@ build_compiled() {
   rm -rf "$src"
 }
 
+# The folder of Boost's CMake package in PREFIX (Boost-1.92.0).
+boost_cmake_dir() { ls -d "$1"/usr/lib/x86_64-linux-gnu/cmake/Boost-* | head -n 1; }
+
+# build VERSION [TARGET...]: configures $builds/VERSION with $cxx, -Werror, the
+# test programs compiled as one translation unit each, against the Boost of
+# the cache (CMAKE_PREFIX_PATH and Boost_DIR; the system's Boost is not seen:
+# the configuration fails unless the Boost found is VERSION's), and builds
+# TARGETs (default: all). DD_BOOST_EXAMPLES / DD_BOOST_BENCHMARKS (ON/OFF,
+# default ON): also the examples / the benchmarks.
+build() {
+  # (|| return: under --all this runs as an if's condition, where set -e does not apply)
+  local v; v=$(resolve_version "$1") || return 1; shift
+  local p; p=$(prefix "$v") || return 1
+  local cmake_dir; cmake_dir=$(boost_cmake_dir "$p") || return 1
+  local dir=$builds/$v
+  cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DDIGITAL_DELIVERY_WERROR=ON \
+    -DDIGITAL_DELIVERY_BUILD_TESTS=ON -DDIGITAL_DELIVERY_UNITY_TESTS=ON \
+    -DDIGITAL_DELIVERY_BUILD_EXAMPLES="${DD_BOOST_EXAMPLES:-ON}" \
+    -DDIGITAL_DELIVERY_BUILD_BENCHMARKS="${DD_BOOST_BENCHMARKS:-ON}" \
+    -DCMAKE_PREFIX_PATH="$p/usr" -DBoost_DIR="$cmake_dir" >/dev/null || return 1
+  local found; found=$(sed -n 's/^Boost_DIR:[A-Z]*=//p' "$dir/CMakeCache.txt")
+  if [ "$found" != "$cmake_dir" ]; then
+    echo "configured with the Boost of $found, not $cmake_dir" >&2; return 1
+  fi
+  local targets=()
+  local t; for t in "$@"; do targets+=(--target "$t"); done
+  cmake --build "$dir" -j "$jobs" "${targets[@]}"
+}
+
+# test VERSION: the unit tests, and the program that includes every public
+# header, constructs the default transport and makes a call through
+# testing::fake_transport (odr_header_only, odr_separate).
+run_tests() {
+  local v; v=$(resolve_version "$1") || return 1
+  local dir=$builds/$v
+  (cd "$dir" && ctest -j "$jobs" -L unit --output-on-failure && ctest -R '^odr_' --output-on-failure)
+}
+
 case ${1:-} in
   versions) apt_update; echo "1.83 $(newest_version)" ;;
   prefix) prefix "${2:?VERSION}" ;;
-  *) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  build) build "${2:?VERSION}" "${@:3}" ;;
+  test) run_tests "${2:?VERSION}" ;;
+  --all)
+    failed=0
+    for v in 1.83 newest; do
+      if build "$v" && run_tests "$v"; then echo "Boost $v: passed"; else echo "Boost $v: FAILED"; failed=1; fi
+    done
+    exit $failed ;;
+  *) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

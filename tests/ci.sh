@@ -15,7 +15,10 @@
 #      a multi-threaded io_context, scheduler's limiter shared across threads);
 #      core runs on one thread (the library starts none): steps 1 and 2 test it;
 #   4. CMake + clang++-16, libFuzzer with ASan+UBSan: the fuzz targets of
-#      tests/fuzz/, each run briefly over its corpus (docs/reliability.md).
+#      tests/fuzz/, each run briefly over its corpus (docs/reliability.md);
+# then, per other Boost version tested (1.83 and the newest; the system's is
+# 1.81), CMake + clang++-16, -Werror: the compiled library, sandbox, ddctl and
+# every test program built, the unit tests run (tests/boost_versions.sh).
 # The consumer tests (which configure and build projects of their own) and
 # the other long tests have a ctest COST: `ctest -j` starts them first, so
 # that both cores stay busy to the end. Where each test runs: docs/testing.md.
@@ -111,6 +114,25 @@ step "3/4 build: CMake, clang++-16, TSan" tsan_build
 step "3/4 test: transport, scheduler (TSan)" tsan_test
 step "4/4 build: fuzz targets, clang++-16 libFuzzer" fuzz_build
 step "4/4 fuzz: every target, 20000 runs each" fuzz_test
+
+# The other Boost versions tested (tests/boost_versions.sh, docs/testing.md):
+# 1.83 and the newest Boost of Debian unstable, fetched into a cache outside
+# the clone (never installed); per version, CMake + clang++-16, -Werror: the
+# compiled library, the sandbox, ddctl and every test program, then the unit
+# tests and the every-header program (odr_*, C++20 and C++23). The examples and
+# benchmarks on those versions: tests/boost_versions.sh --all.
+boost_env=(env DD_BOOST_BUILD_DIR="$out/boost" DD_CI_JOBS="$jobs" DD_BOOST_EXAMPLES=OFF DD_BOOST_BENCHMARKS=OFF)
+boost_fetch() {
+  mkdir -p "$out" &&
+  "${boost_env[@]}" bash tests/boost_versions.sh prefix 1.83 >/dev/null &&
+  "${boost_env[@]}" bash tests/boost_versions.sh prefix newest > "$out/boost-newest"
+}
+step "Boost 1.83 and newest: fetch (or cached)" boost_fetch
+boost_newest=$(basename "$(cat "$out/boost-newest" 2>/dev/null)" | cut -d - -f 1)
+for v in 1.83 "${boost_newest:-newest}"; do
+  step "Boost $v build: CMake, clang++-16, -Werror" "${boost_env[@]}" bash tests/boost_versions.sh build "$v"
+  step "Boost $v test: unit, every-header program" "${boost_env[@]}" bash tests/boost_versions.sh test "$v"
+done
 
 echo
 read_cpu
