@@ -8,13 +8,16 @@
 #                                             compiled library, sandbox, ddctl,
 #                                             every test program, the examples,
 #                                             the benchmarks; -Werror) and run
-#                                             the unit tests
+#                                             the unit tests and odr_*
 #   tests/boost_versions.sh prefix VERSION    fetch VERSION (1.83 or newest)
 #                                             into the cache, print its prefix
 #   tests/boost_versions.sh build VERSION [what...]
 #                                             configure and build against it;
 #                                             what: cmake targets (default: all)
-#   tests/boost_versions.sh test VERSION      ctest -L unit in that build
+#   tests/boost_versions.sh test VERSION [REGEX]
+#                                             ctest -L unit, then ctest -R REGEX
+#                                             (default ^odr_: every public header,
+#                                             a call through the fake transport)
 #   tests/boost_versions.sh versions          print the extra versions (1.83, newest's number)
 #
 # Fetching uses apt-get with a private sources list, state and cache (nothing
@@ -24,8 +27,8 @@
 # Boost.JSON and Boost.URL, the compiled parts this project links, are built
 # with the compiler given from that release's own sources (Debian's orig
 # tarball, only libs/json/src, libs/url/src and libs/container/src taken out of
-# it). Boost.Container is built too: the program needs none of its symbols,
-# but the CMake package of Boost.JSON links it.
+# it). Boost.Container is built too, because the CMake package of Boost.JSON
+# links it.
 #
 # Cache: ${XDG_CACHE_HOME:-~/.cache}/digital_delivery/boost/<version>-<checksum>
 # (checksum: the first 12 hex digits of the SHA-256 of the packages' and the
@@ -146,15 +149,15 @@ prefix() {
 # files of DIR name (replacing sid's, built for another C library).
 build_compiled() {
   local v=$1 dir=$2 src=$2/src
-  mkdir -p "$src"
+  mkdir -p "$src" || return 1
   # 'URI' NAME SIZE SHA256:HASH of the orig tarball; apt-helper checks the hash.
   local uri name size hash
   read -r uri name size hash < <(apt-get "${apt_opts[@]}" --print-uris source "boost$v" 2>/dev/null | grep "orig\.tar")
   [ -n "${hash:-}" ] || { echo "the sources of Boost $v were not found" >&2; return 1; }
-  /usr/lib/apt/apt-helper "${apt_opts[@]}" download-file "${uri//\'/}" "$src/$name" "$hash" >&2
+  /usr/lib/apt/apt-helper "${apt_opts[@]}" download-file "${uri//\'/}" "$src/$name" "$hash" >&2 || return 1
   # boost1.92_1.92.0.orig.tar.xz holds boost1.92-1.92.0/.
   local top=${name%%.orig.tar.*}; top=${top/_/-}
-  tar -xf "$src/$name" -C "$src" "$top/libs/json/src" "$top/libs/url/src" "$top/libs/container/src"
+  tar -xf "$src/$name" -C "$src" "$top/libs/json/src" "$top/libs/url/src" "$top/libs/container/src" || return 1
   local libdir=$dir/usr/lib/x86_64-linux-gnu full
   full=$(awk '/^#define BOOST_VERSION / { v = $3; printf "%d.%d.%d", v / 100000, v / 100 % 1000, v % 100 }' \
     "$dir/usr/include/boost/version.hpp")
@@ -164,16 +167,19 @@ build_compiled() {
     # Container's sources define BOOST_CONTAINER_SOURCE themselves.
     defs="-DBOOST_${LIB}_DYN_LINK"; [ "$lib" = container ] || defs+=" -DBOOST_${LIB}_SOURCE"
     mkdir -p "$src/obj/$lib"
-    # Container's .cpp files include its .c files themselves.
-    find "$src/$top/libs/$lib/src" -name '*.cpp' | sort > "$src/$lib.sources"
+    # Every .cpp; of Container's C files alloc_lib.c (dlmalloc, which it
+    # includes), compiled as C, as Boost's own build does.
+    find "$src/$top/libs/$lib/src" -name '*.cpp' -o -name alloc_lib.c | sort > "$src/$lib.sources"
     xargs -P "$jobs" -I {} sh -c '
       o='"$src/obj/$lib"'/$(echo "$1" | md5sum | cut -c 1-16).o
-      '"$cxx"' -std=c++17 -O2 -fPIC -DNDEBUG '"$defs"' \
-        -DBOOST_ALL_NO_LIB -isystem '"$dir"'/usr/include -c "$1" -o "$o"' sh {} < "$src/$lib.sources"
+      case $1 in *.c) std="-x c -std=gnu11" ;; *) std=-std=c++17 ;; esac
+      '"$cxx"' $std -O2 -fPIC -DNDEBUG '"$defs"' \
+        -DBOOST_ALL_NO_LIB -isystem '"$dir"'/usr/include -c "$1" -o "$o"' sh {} < "$src/$lib.sources" || return 1
     rm -f "$libdir/libboost_$lib".*
-    ar rcs "$libdir/libboost_$lib.a" "$src/obj/$lib"/*.o
-    "$cxx" -shared -Wl,-soname,"libboost_$lib.so.$full" -o "$libdir/libboost_$lib.so.$full" "$src/obj/$lib"/*.o
-    ln -s "libboost_$lib.so.$full" "$libdir/libboost_$lib.so"
+    ar rcs "$libdir/libboost_$lib.a" "$src/obj/$lib"/*.o || return 1
+    "$cxx" -shared -Wl,-soname,"libboost_$lib.so.$full" -o "$libdir/libboost_$lib.so.$full" "$src/obj/$lib"/*.o ||
+      return 1
+    ln -s "libboost_$lib.so.$full" "$libdir/libboost_$lib.so" || return 1
   done
   rm -rf "$src"
 }
@@ -207,25 +213,25 @@ build() {
   cmake --build "$dir" -j "$jobs" "${targets[@]}"
 }
 
-# test VERSION: the unit tests, and the program that includes every public
-# header, constructs the default transport and makes a call through
-# testing::fake_transport (odr_header_only, odr_separate).
+# test VERSION [REGEX]: the unit tests, then the tests matching REGEX (default
+# ^odr_: the programs that include every public header, construct the default
+# transport and make a call through testing::fake_transport).
 run_tests() {
   local v; v=$(resolve_version "$1") || return 1
   local dir=$builds/$v
-  (cd "$dir" && ctest -j "$jobs" -L unit --output-on-failure && ctest -R '^odr_' --output-on-failure)
+  (cd "$dir" && ctest -j "$jobs" -L unit --output-on-failure && ctest -R "${2:-^odr_}" --output-on-failure)
 }
 
 case ${1:-} in
   versions) apt_update; echo "1.83 $(newest_version)" ;;
   prefix) prefix "${2:?VERSION}" ;;
   build) build "${2:?VERSION}" "${@:3}" ;;
-  test) run_tests "${2:?VERSION}" ;;
+  test) run_tests "${2:?VERSION}" "${3:-}" ;;
   --all)
     failed=0
     for v in 1.83 newest; do
       if build "$v" && run_tests "$v"; then echo "Boost $v: passed"; else echo "Boost $v: FAILED"; failed=1; fi
     done
     exit $failed ;;
-  *) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 esac
