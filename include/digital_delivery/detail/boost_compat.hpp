@@ -27,4 +27,17 @@
 #define DIGITAL_DELIVERY_BEAST_TRAILER_FIELD_IMPL 0
 #endif
 
+// Beast before Boost 1.86 resumes a chunked body's last chunk with
+// BOOST_ASSERT(n >= 5) (boostorg/beast#2861, fixed in 1.86): a peer sending
+// "0\r\n" then "\r" in two reads aborts a program built without NDEBUG, so
+// the response parser waits for 5 bytes there, with those versions only: a
+// later Beast (seen with Boost 1.92) consumes the last chunk's line on its own
+// and then needs only the final CRLF (2 bytes), so waiting for 5 would wait
+// forever.
+#if BOOST_VERSION < 108600
+#define DIGITAL_DELIVERY_BEAST_LAST_CHUNK_NEEDS_5_BYTES 1
+#else
+#define DIGITAL_DELIVERY_BEAST_LAST_CHUNK_NEEDS_5_BYTES 0
+#endif
+
 #endif

@@ -43,19 +43,22 @@ public:
     }
     http_response resp;
 
-    /// put(), except in a chunked body after need_more with fewer than 5
-    /// bytes buffered: then need_more again without calling Beast. Beast 1.81
-    /// resumes a chunked body's last chunk with BOOST_ASSERT(n >= 5)
-    /// (boostorg/beast#2861, fixed in 1.86), so a peer sending "0\r\n" then
-    /// "\r" in two reads aborted a program built without NDEBUG (found by
-    /// tests/fuzz/fuzz_http_response). In a chunked body Beast leaves an
-    /// incomplete chunk header unconsumed, and what follows it always ends
-    /// with the last chunk ("0\r\n\r\n" at least), so waiting for 5 bytes
-    /// changes nothing else. Only there: a Content-Length body may end with
-    /// fewer bytes (a 2-byte body arriving in a read of its own).
+    /// put(), except, with a Beast before Boost 1.86, in a chunked body after
+    /// need_more with fewer than 5 bytes buffered: then need_more again
+    /// without calling Beast. Beast 1.81 resumes a chunked body's last chunk
+    /// with BOOST_ASSERT(n >= 5) (boostorg/beast#2861, fixed in 1.86), so a
+    /// peer sending "0\r\n" then "\r" in two reads aborted a program built
+    /// without NDEBUG (found by tests/fuzz/fuzz_http_response). In a chunked
+    /// body that Beast leaves an incomplete chunk header unconsumed, and what
+    /// follows it always ends with the last chunk ("0\r\n\r\n" at least), so
+    /// waiting for 5 bytes changes nothing else. Only there: a Content-Length
+    /// body may end with fewer bytes (a 2-byte body arriving in a read of its
+    /// own). A later Beast consumes the last chunk's line itself: there the
+    /// wait would never end (detail/boost_compat.hpp).
     std::size_t put_buffered(boost::asio::const_buffer b, error_code& ec)
     {
-        if (need_more_ && b.size() < 5 && is_header_done() && chunked())
+        if (DIGITAL_DELIVERY_BEAST_LAST_CHUNK_NEEDS_5_BYTES && need_more_ && b.size() < 5 && is_header_done() &&
+            chunked())
         {
             ec = http::error::need_more;
             return 0;
