@@ -8,7 +8,8 @@
 #                                             compiled library, sandbox, ddctl,
 #                                             every test program, the examples,
 #                                             the benchmarks; -Werror) and run
-#                                             the unit tests and odr_*
+#                                             the unit tests, odr_* and the
+#                                             integration tests
 #   tests/boost_versions.sh prefix VERSION    fetch VERSION (1.83 or newest)
 #                                             into the cache, print its prefix
 #   tests/boost_versions.sh build VERSION [what...]
@@ -216,10 +217,12 @@ build() {
 # test VERSION [REGEX]: the unit tests, then the tests matching REGEX (default
 # ^odr_: the programs that include every public header, construct the default
 # transport and make a call through testing::fake_transport).
+# DD_BOOST_INTEGRATION=ON: then the integration tests too (--all sets it).
 run_tests() {
   local v; v=$(resolve_version "$1") || return 1
   local dir=$builds/$v
-  (cd "$dir" && ctest -j "$jobs" -L unit --output-on-failure && ctest -R "${2:-^odr_}" --output-on-failure)
+  (cd "$dir" && ctest -j "$jobs" -L unit --output-on-failure && ctest -R "${2:-^odr_}" --output-on-failure &&
+   if [ "${DD_BOOST_INTEGRATION:-OFF}" = ON ]; then ctest -j "$jobs" -L integration --output-on-failure; fi)
 }
 
 case ${1:-} in
@@ -228,6 +231,7 @@ case ${1:-} in
   build) build "${2:?VERSION}" "${@:3}" ;;
   test) run_tests "${2:?VERSION}" "${3:-}" ;;
   --all)
+    export DD_BOOST_INTEGRATION=ON
     failed=0
     for v in 1.83 newest; do
       if build "$v" && run_tests "$v"; then echo "Boost $v: passed"; else echo "Boost $v: FAILED"; failed=1; fi
