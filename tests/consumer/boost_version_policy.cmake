@@ -8,6 +8,27 @@
 include(${CMAKE_CURRENT_LIST_DIR}/consumer_common.cmake)
 include(${DD_SOURCE_DIR}/cmake/digital_delivery-boost.cmake)
 string(REPLACE ";" ", " tested "${DIGITAL_DELIVERY_TESTED_BOOST_VERSIONS}")
+
+# verdict(WHO VERSION EXPECTED RC OUTPUT REFUSED_RE ACCEPTED_RE WARNED_RE):
+# fails unless the configuration of WHO with Boost VERSION (exit code RC,
+# OUTPUT with runs of blanks made one space) went as EXPECTED: refused (RC not
+# 0, OUTPUT matching REFUSED_RE), accepted (RC 0, ACCEPTED_RE, not WARNED_RE),
+# warned (RC 0, ACCEPTED_RE and WARNED_RE).
+function(verdict who version expected rc all refused_re accepted_re warned_re)
+    string(REGEX REPLACE "[ \n]+" " " flat "${all}")
+    if(expected STREQUAL "refused")
+        if(rc EQUAL 0 OR NOT flat MATCHES "${refused_re}")
+            message(FATAL_ERROR "${who}: Boost ${version} was not refused with the tested versions named:\n${all}")
+        endif()
+    elseif(NOT rc EQUAL 0 OR NOT flat MATCHES "${accepted_re}")
+        message(FATAL_ERROR "${who}: Boost ${version} was not accepted:\n${all}")
+    elseif(expected STREQUAL "warned" AND NOT flat MATCHES "${warned_re}")
+        message(FATAL_ERROR "${who}: Boost ${version} was accepted without the warning:\n${all}")
+    elseif(expected STREQUAL "accepted" AND flat MATCHES "${warned_re}")
+        message(FATAL_ERROR "${who}: Boost ${version}, a tested version, got the warning:\n${all}")
+    endif()
+    message("${who}, Boost ${version}: ${expected}")
+endfunction()
 file(WRITE ${WORK_DIR}/project/CMakeLists.txt "cmake_minimum_required(VERSION 3.21)
 project(policy LANGUAGES NONE)
 include(${DD_SOURCE_DIR}/cmake/digital_delivery-boost.cmake)
@@ -36,20 +57,10 @@ set(Boost_FOUND TRUE)
     execute_process(COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/project -B ${WORK_DIR}/build-${version}
                             -DBoost_DIR=${fake}
                     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    set(all "${out}${err}")
-    string(REGEX REPLACE "[ \n]+" " " flat "${all}")
-    if(expected STREQUAL "refused")
-        if(rc EQUAL 0 OR NOT flat MATCHES "Boost ${version} found .*needs Boost 1.81 or later \\(tested: ${tested}\\)")
-            message(FATAL_ERROR "Boost ${version} was not refused with the tested versions named:\n${all}")
-        endif()
-    elseif(NOT rc EQUAL 0 OR NOT flat MATCHES "accepted Boost ${version}")
-        message(FATAL_ERROR "Boost ${version} was not accepted:\n${all}")
-    elseif(expected STREQUAL "warned" AND NOT flat MATCHES "CMake Warning.*Boost ${version} is not one of the versions it is tested with \\(${tested}\\)")
-        message(FATAL_ERROR "Boost ${version} was accepted without the warning:\n${all}")
-    elseif(expected STREQUAL "accepted" AND flat MATCHES "Warning")
-        message(FATAL_ERROR "Boost ${version}, a tested version, got a warning:\n${all}")
-    endif()
-    message("Boost ${version}: ${expected}")
+    verdict(CMake ${version} ${expected} "${rc}" "${out}${err}"
+            "Boost ${version} found .*needs Boost 1.81 or later \\(tested: ${tested}\\)"
+            "accepted Boost ${version}"
+            "CMake Warning.*Boost ${version} is not one of the versions it is tested with \\(${tested}\\)")
 endforeach()
 
 # meson.build's rule, when meson is given (-DMESON=...): `meson setup` of this
@@ -89,17 +100,8 @@ foreach(case 1.80.0:refused 1.83.0:accepted 1.93.0:warned)
                             ${MESON} setup ${WORK_DIR}/meson-build-${version} ${DD_SOURCE_DIR}
                             -Dtests=false -Dcli=false -Dsandbox=false
                     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    set(all "${out}${err}")
-    if(expected STREQUAL "refused")
-        if(rc EQUAL 0 OR NOT all MATCHES "Boost ${version} found: digital_delivery needs Boost 1.81 or later \\(tested: ${tested}\\)")
-            message(FATAL_ERROR "meson: Boost ${version} was not refused with the tested versions named:\n${all}")
-        endif()
-    elseif(NOT rc EQUAL 0 OR NOT all MATCHES "dependency Boost \\(found: json, url\\) found: YES ${version}")
-        message(FATAL_ERROR "meson: Boost ${version} was not accepted:\n${all}")
-    elseif(expected STREQUAL "warned" AND NOT all MATCHES "WARNING: digital_delivery: Boost ${version} is not one of the versions it is tested with \\(${tested}\\)")
-        message(FATAL_ERROR "meson: Boost ${version} was accepted without the warning:\n${all}")
-    elseif(expected STREQUAL "accepted" AND all MATCHES "WARNING: digital_delivery")
-        message(FATAL_ERROR "meson: Boost ${version}, a tested version, got a warning:\n${all}")
-    endif()
-    message("meson, Boost ${version}: ${expected}")
+    verdict(meson ${version} ${expected} "${rc}" "${out}${err}"
+            "Boost ${version} found: digital_delivery needs Boost 1.81 or later \\(tested: ${tested}\\)"
+            "dependency Boost \\(found: json, url\\) found: YES ${version}"
+            "WARNING: digital_delivery: Boost ${version} is not one of the versions it is tested with \\(${tested}\\)")
 endforeach()
