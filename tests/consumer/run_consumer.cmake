@@ -107,4 +107,16 @@ elseif(MODE STREQUAL "pkg_config")
     run(${CXX} -std=c++20 -Wall -Wextra -Werror ${project_dir}/minimal.cpp -o ${WORK_DIR}/consumer_compiled
         ${flags} "-DDD_EXPECTED_VERSION=\"${version}\"")
     run(${WORK_DIR}/consumer_compiled)
+    # Both files name the sandbox the same (empty when it was not built).
+    foreach(pkg digital_delivery digital_delivery_compiled)
+        execute_process(COMMAND pkg-config --variable=sandbox_exe ${pkg} OUTPUT_VARIABLE sandbox_${pkg}
+                        OUTPUT_STRIP_TRAILING_WHITESPACE)
+        if(sandbox_${pkg})
+            cmake_path(SET sandbox_${pkg} NORMALIZE "${sandbox_${pkg}}")
+        endif()
+    endforeach()
+    if(NOT sandbox_digital_delivery STREQUAL sandbox_digital_delivery_compiled)
+        message(FATAL_ERROR "sandbox_exe: '${sandbox_digital_delivery}' in digital_delivery.pc, "
+                            "'${sandbox_digital_delivery_compiled}' in digital_delivery_compiled.pc")
+    endif()
 endif()
