@@ -37,7 +37,7 @@
 # The script works from an empty cache. Build folders: DD_BOOST_BUILD_DIR
 # (default: _build-boost in the repository), one per version.
 # Environment: DD_CI_JOBS (default: nproc), CXX (default: clang++-16, which
-# compiles this project faster than g++-12; CXX=g++-12 works too).
+# compiles this project faster than g++-12; CXX=g++-12 for g++).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/digital_delivery/boost
