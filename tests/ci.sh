@@ -138,7 +138,7 @@ boost_newest=${boost_newest:-newest}
 step "Boost 1.83 build: clang++-16, unit programs" "${boost_env[@]}" bash tests/boost_versions.sh build 1.83 \
   digital_delivery_compiled digital-delivery-sandbox ddctl unit_tests odr_separate
 step "Boost 1.83 test: unit, odr_separate" "${boost_env[@]}" bash tests/boost_versions.sh test 1.83 '^odr_separate$'
-step "Boost $boost_newest build: clang++-16, everything" "${boost_env[@]}" bash tests/boost_versions.sh build "$boost_newest"
+step "Boost $boost_newest build: clang++-16, all tests" "${boost_env[@]}" bash tests/boost_versions.sh build "$boost_newest"
 step "Boost $boost_newest test: unit, odr_*" "${boost_env[@]}" bash tests/boost_versions.sh test "$boost_newest"
 
 echo
