@@ -15,7 +15,11 @@
 #      a multi-threaded io_context, scheduler's limiter shared across threads);
 #      core runs on one thread (the library starts none): steps 1 and 2 test it;
 #   4. CMake + clang++-16, libFuzzer with ASan+UBSan: the fuzz targets of
-#      tests/fuzz/, each run briefly over its corpus (docs/reliability.md).
+#      tests/fuzz/, each run briefly over its corpus (docs/reliability.md);
+# then, against the other Boost versions tested (the system's is 1.81), CMake +
+# clang++-16, -Werror (tests/boost_versions.sh): the newest, the compiled
+# library, sandbox, ddctl and every test program built, the unit tests run;
+# 1.83, the same with the unit test programs only.
 # The consumer tests (which configure and build projects of their own) and
 # the other long tests have a ctest COST: `ctest -j` starts them first, so
 # that both cores stay busy to the end. Where each test runs: docs/testing.md.
@@ -111,6 +115,31 @@ step "3/4 build: CMake, clang++-16, TSan" tsan_build
 step "3/4 test: transport, scheduler (TSan)" tsan_test
 step "4/4 build: fuzz targets, clang++-16 libFuzzer" fuzz_build
 step "4/4 fuzz: every target, 20000 runs each" fuzz_test
+
+# The other Boost versions tested (tests/boost_versions.sh, docs/testing.md):
+# 1.83 and the newest Boost of Debian unstable, fetched into a cache outside
+# the clone (never installed); CMake + clang++-16, -Werror. The newest: the
+# compiled library, the sandbox, ddctl and every test program, then the unit
+# tests and odr_* (every public header, the default transport, a call through
+# the fake transport; odr_separate as C++23). 1.83, to keep CI under 20
+# minutes: the compiled library, the sandbox, ddctl, the unit test programs and
+# odr_separate, then those. The rest (1.83's integration test programs and
+# odr_header_only, both versions' examples and benchmarks):
+# tests/boost_versions.sh --all.
+boost_env=(env DD_BOOST_BUILD_DIR="$out/boost" DD_CI_JOBS="$jobs" DD_BOOST_EXAMPLES=OFF DD_BOOST_BENCHMARKS=OFF)
+boost_fetch() {
+  mkdir -p "$out" &&
+  "${boost_env[@]}" bash tests/boost_versions.sh prefix 1.83 >/dev/null &&
+  "${boost_env[@]}" bash tests/boost_versions.sh prefix newest > "$out/boost-newest"
+}
+step "Boost 1.83 and newest: fetch (or cached)" boost_fetch
+boost_newest=$(basename "$(cat "$out/boost-newest" 2>/dev/null)" | cut -d - -f 1)
+boost_newest=${boost_newest:-newest}
+step "Boost 1.83 build: clang++-16, unit programs" "${boost_env[@]}" bash tests/boost_versions.sh build 1.83 \
+  digital_delivery_compiled digital-delivery-sandbox ddctl unit_tests odr_separate
+step "Boost 1.83 test: unit, odr_separate" "${boost_env[@]}" bash tests/boost_versions.sh test 1.83 '^odr_separate$'
+step "Boost $boost_newest build: clang++-16, all tests" "${boost_env[@]}" bash tests/boost_versions.sh build "$boost_newest"
+step "Boost $boost_newest test: unit, odr_*" "${boost_env[@]}" bash tests/boost_versions.sh test "$boost_newest"
 
 echo
 read_cpu

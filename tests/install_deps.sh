@@ -3,7 +3,7 @@
 # (root, or sudo). Only missing packages are installed.
 set -euo pipefail
 pkgs=(
-  g++-12 cmake ninja-build meson pkg-config
+  g++-12 cmake ninja-build meson pkg-config xz-utils
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev openssl ca-certificates
   libgtest-dev libgmock-dev googletest
   clang-16 libclang-rt-16-dev

@@ -21,6 +21,7 @@
 #include <benchmark/benchmark.h>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -71,7 +72,7 @@ const std::string& body(bool page)
 
 std::size_t run_parse(const std::string& b)
 {
-    boost::json::error_code ec;
+    boost::system::error_code ec;
     boost::json::value v = boost::json::parse(b, ec);
     return ec ? 0 : v.as_object().size();
 }
@@ -80,7 +81,7 @@ std::size_t run_parse_arena(const std::string& b)
 {
     static std::vector<unsigned char> buf(512 * 1024);
     boost::json::monotonic_resource mr(buf.data(), buf.size());
-    boost::json::error_code ec;
+    boost::system::error_code ec;
     boost::json::value v = boost::json::parse(b, ec, &mr);
     return ec ? 0 : v.as_object().size();
 }

@@ -137,7 +137,7 @@ int main(int argc, char** argv)
                 ::close(fds[1]);
                 workers.emplace_back(pid, ::fdopen(fds[0], "r"));
             }
-            long served = 0, asked = 0;
+            long served = 0;
             int ok = 0, failed = 0, refused = 0, setup = 1;
             long long first = 0, last = 0;
             for (auto& [pid, f] : workers)
@@ -154,7 +154,6 @@ int main(int argc, char** argv)
                 ok += o;
                 failed += fl;
                 refused += rf;
-                asked += pts;
                 served += sv;
                 first = first == 0 ? a : std::min(first, a);
                 last = std::max(last, b);

@@ -11,7 +11,8 @@
 # installing the user's project installs none of our files; then asks for the
 # program that links digital_delivery::compiled (subdirectory builds and runs
 # it; fetchcontent, the same target, only configures it).
-#   -DMODE=pkg_config   -DPREFIX=<prefix> -DWORK_DIR=... -DCXX=...
+#   -DMODE=pkg_config   -DPREFIX=<prefix> -DWORK_DIR=... -DCXX=...: header-only as
+#   C++23 (digital_delivery.pc), then the compiled library (digital_delivery_compiled.pc)
 # Every mode but find_package builds minimal.cpp: it proves that its way in
 # works (include directories, version, one function linked); find_package and
 # headers_self_contained check every header.
@@ -62,16 +63,60 @@ elseif(MODE STREQUAL "subdirectory" OR MODE STREQUAL "fetchcontent")
     endif()
     run(${WORK_DIR}/build/consumer)
 elseif(MODE STREQUAL "pkg_config")
-    set(ENV{PKG_CONFIG_PATH} ${PREFIX}/share/pkgconfig)
-    execute_process(COMMAND pkg-config --cflags --libs digital_delivery OUTPUT_VARIABLE flags
-                    OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
-    if(NOT rc EQUAL 0)
-        message(FATAL_ERROR "pkg-config does not know digital_delivery")
-    endif()
-    separate_arguments(flags UNIX_COMMAND "${flags}")
+    # digital_delivery.pc (share/pkgconfig) and digital_delivery_compiled.pc (LIBDIR/pkgconfig).
+    file(GLOB_RECURSE pc_files ${PREFIX}/*.pc)
+    set(pc_path "")
+    foreach(pc IN LISTS pc_files)
+        get_filename_component(dir ${pc} DIRECTORY)
+        list(APPEND pc_path ${dir})
+    endforeach()
+    list(REMOVE_DUPLICATES pc_path)
+    string(REPLACE ";" ":" pc_path "${pc_path}")
+    set(ENV{PKG_CONFIG_PATH} "${pc_path}")
+    # pkg_flags(out pkg): `pkg-config --cflags --libs pkg`; no -std among
+    # them (the user's standard is the user's: C++20, C++23...).
+    function(pkg_flags out pkg)
+        execute_process(COMMAND pkg-config --cflags --libs ${pkg} OUTPUT_VARIABLE flags
+                        OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+        if(NOT rc EQUAL 0)
+            message(FATAL_ERROR "pkg-config does not know ${pkg} (PKG_CONFIG_PATH=$ENV{PKG_CONFIG_PATH})")
+        endif()
+        if(flags MATCHES "-std=")
+            message(FATAL_ERROR "pkg-config's flags for ${pkg} choose a C++ standard: ${flags}")
+        endif()
+        separate_arguments(flags UNIX_COMMAND "${flags}")
+        set(${out} ${flags} PARENT_SCOPE)
+    endfunction()
     execute_process(COMMAND pkg-config --modversion digital_delivery OUTPUT_VARIABLE version
                     OUTPUT_STRIP_TRAILING_WHITESPACE)
-    run(${CXX} -Wall -Wextra -Werror ${project_dir}/minimal.cpp -o ${WORK_DIR}/consumer ${flags}
+    # Header-only, as a C++23 user (clang 16 spells it c++2b).
+    if(CXX MATCHES "clang")
+        set(cxx23 -std=c++2b)
+    else()
+        set(cxx23 -std=c++23)
+    endif()
+    pkg_flags(flags digital_delivery)
+    run(${CXX} ${cxx23} -Wall -Wextra -Werror ${project_dir}/minimal.cpp -o ${WORK_DIR}/consumer ${flags}
         "-DDD_EXPECTED_VERSION=\"${version}\"")
     run(${WORK_DIR}/consumer)
+    # The compiled library, as a C++20 user: its function comes from libdigital_delivery.a.
+    pkg_flags(flags digital_delivery_compiled)
+    if(NOT flags MATCHES "-DDIGITAL_DELIVERY_SEPARATE_COMPILATION" OR NOT flags MATCHES "-ldigital_delivery")
+        message(FATAL_ERROR "digital_delivery_compiled.pc: not the compiled library's flags: ${flags}")
+    endif()
+    run(${CXX} -std=c++20 -Wall -Wextra -Werror ${project_dir}/minimal.cpp -o ${WORK_DIR}/consumer_compiled
+        ${flags} "-DDD_EXPECTED_VERSION=\"${version}\"")
+    run(${WORK_DIR}/consumer_compiled)
+    # Both files name the sandbox the same (empty when it was not built).
+    foreach(pkg digital_delivery digital_delivery_compiled)
+        execute_process(COMMAND pkg-config --variable=sandbox_exe ${pkg} OUTPUT_VARIABLE sandbox_${pkg}
+                        OUTPUT_STRIP_TRAILING_WHITESPACE)
+        if(sandbox_${pkg})
+            cmake_path(SET sandbox_${pkg} NORMALIZE "${sandbox_${pkg}}")
+        endif()
+    endforeach()
+    if(NOT sandbox_digital_delivery STREQUAL sandbox_digital_delivery_compiled)
+        message(FATAL_ERROR "sandbox_exe: '${sandbox_digital_delivery}' in digital_delivery.pc, "
+                            "'${sandbox_digital_delivery_compiled}' in digital_delivery_compiled.pc")
+    endif()
 endif()

@@ -153,6 +153,25 @@ TEST(HttpExchange, AShortBodyInAReadOfItsOwn)
     EXPECT_EQ(o.body, "ok");
 }
 
+// A chunked body's trailer fields are not the response's header fields:
+// one repeating X-RateLimit-Remaining with another value changes nothing the
+// client reads, whatever the Boost version (up to Boost 1.89 Beast reports
+// them as fields after the header; from 1.90 through a callback of their own).
+TEST(HttpExchange, TrailerFieldsNeverBecomeHeaders)
+{
+    const std::string bytes =
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-RateLimit-Remaining: 39\r\n\r\n"
+        "2\r\nok\r\n0\r\nX-RateLimit-Remaining: 0\r\nRetry-After: 60\r\n\r\n";
+    const outcome ref = whole(bytes);
+    ASSERT_EQ(ref.last, state::done) << ref.ec.message();
+    EXPECT_EQ(ref.body, "ok");
+    EXPECT_EQ(ref.headers, "Transfer-Encoding: chunked\nX-RateLimit-Remaining: 39\n");
+    EXPECT_TRUE(ref.reusable);
+    EXPECT_EQ(byte_by_byte(bytes), ref);
+    for (std::size_t cut = 1; cut < bytes.size(); ++cut)
+        ASSERT_EQ(read_response(bytes, {cut}), ref) << "split at " << cut;
+}
+
 TEST(HttpExchange, WhatAResponseSays)
 {
     auto o = byte_by_byte(responses[0]);

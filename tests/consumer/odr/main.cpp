@@ -1,5 +1,6 @@
 // The one-definition test's program: two translation units that include
-// every public header (tu.cpp.in), linked together; it runs and exits 0.
+// every public header (tu.cpp.in), linked together; it runs (each TU makes a
+// call through the fake transport) and exits 0.
 #include <boost/asio/io_context.hpp>
 
 int tu_1(boost::asio::io_context&);
