@@ -487,7 +487,7 @@ TEST(SandboxHostile, OutOfFileDescriptorsBacksOffAndServesAgain)
     held.clear();
     const auto a = waiting->read();
     EXPECT_EQ(a.status, 200) << a.head;
-    EXPECT_EQ(a.body, R"({"status":"ok"})");
+    EXPECT_EQ(a.body, R"({"status":"ok","service":"digital-delivery-sandbox"})");
     EXPECT_EQ(sb.request("GET", "/sandbox/health").status, 200);
     const auto r = sb.request("GET", "/api/v1/external/orders");
     EXPECT_EQ(r.status, 200) << r.body;
