@@ -8,18 +8,22 @@
 #      integration: cli, ddctl against the sandbox, included), the consumer/
 #      packaging tests, the documentation snippets (compiled, those marked run
 #      run) and the examples (against the sandbox);
-#   2. meson + clang++-16 with ASan+UBSan, -Werror: every test program (suites
-#      unit and integration, cli included); not the docs suite (step 1 compiles
-#      the snippets and runs those marked run);
-#   3. CMake + clang++-16 with TSan: the areas that run threads (transport with
-#      a multi-threaded io_context, scheduler's limiter shared across threads);
-#      core runs on one thread (the library starts none): steps 1 and 2 test it;
+#   2. meson + clang++-16 with ASan+UBSan, -Werror, against the newest Boost
+#      Debian packages (sid's headers, its Boost.JSON/URL/Container built from
+#      that release's sources): every test program (suites unit and
+#      integration, cli included), the compiled library, the sandbox and ddctl;
+#      not the docs suite (step 1 compiles the snippets and runs those marked run);
+#   3. CMake + clang++-16 with TSan, -Werror, against Boost 1.83 (Debian's
+#      bookworm-backports): the compiled library and the areas that run threads
+#      (transport with a multi-threaded io_context, scheduler's limiter shared
+#      across threads); core runs on one thread (the library starts none):
+#      steps 1 and 2 test it;
 #   4. CMake + clang++-16, libFuzzer with ASan+UBSan: the fuzz targets of
-#      tests/fuzz/, each run briefly over its corpus (docs/reliability.md);
-# then, against the other Boost versions tested (the system's is 1.81), CMake +
-# clang++-16, -Werror (tests/boost_versions.sh): the newest, the compiled
-# library, sandbox, ddctl and every test program built, the unit tests run;
-# 1.83, the same with the unit test programs only.
+#      tests/fuzz/, each run briefly over its corpus (docs/reliability.md).
+# Steps 1 and 4 use the system's Boost (Debian 12: 1.81). The other two
+# versions are fetched first by tests/boost_versions.sh into a cache outside
+# the clone, never installed; that script builds and tests everything against
+# each of them by hand (--all: docs/testing.md).
 # The consumer tests (which configure and build projects of their own) and
 # the other long tests have a ctest COST: `ctest -j` starts them first, so
 # that both cores stay busy to the end. Where each test runs: docs/testing.md.
@@ -72,28 +76,60 @@ gcc_build() {
 }
 gcc_test() { (cd "$out/gcc" && ctest -j "$jobs" --output-on-failure); }
 
+# The other Boost versions (tests/boost_versions.sh prefix VERSION prints the
+# prefix of VERSION in the cache, fetching it first if need be).
+boost_fetch() {
+  mkdir -p "$out" &&
+  bash tests/boost_versions.sh prefix 1.83 > "$out/boost-1.83" &&
+  bash tests/boost_versions.sh prefix newest > "$out/boost-newest"
+}
+step "Boost 1.83 and newest: fetch (or cached)" boost_fetch
+boost_183=$(cat "$out/boost-1.83" 2>/dev/null)
+boost_newest=$(cat "$out/boost-newest" 2>/dev/null)
+newest_version=$(basename "${boost_newest:-/newest}" | cut -d - -f 1)
+boost_libdir() { echo "$1/usr/lib/x86_64-linux-gnu"; }
+
 meson_asan_build() {
+  [ -n "$boost_newest" ] || { echo "no newest Boost (the fetch step failed)"; return 1; }
   rm -rf "$out/meson-asan"
-  CXX=clang++-16 meson setup "$out/meson-asan" -Dtests=true -Dwerror_flag=true -Db_sanitize=address,undefined \
-    -Db_lundef=false >/dev/null &&
+  BOOST_ROOT="$boost_newest/usr" CXX=clang++-16 meson setup "$out/meson-asan" -Dtests=true -Dwerror_flag=true \
+    -Db_sanitize=address,undefined -Db_lundef=false >/dev/null &&
+  grep -q "Run-time dependency Boost .* found: YES $newest_version " "$out/meson-asan/meson-logs/meson-log.txt" &&
   ninja -C "$out/meson-asan" -j "$jobs" >/dev/null
 }
 meson_asan_test() {
-  env "${san_env[@]}" ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  env "${san_env[@]}" LD_LIBRARY_PATH="$(boost_libdir "$boost_newest")" \
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     meson test -C "$out/meson-asan" --num-processes "$jobs" --print-errorlogs --timeout-multiplier 3 --no-suite docs
 }
 
 tsan_build() {
+  [ -n "$boost_183" ] || { echo "no Boost 1.83 (the fetch step failed)"; return 1; }
+  local boost_dir; boost_dir=$(ls -d "$(boost_libdir "$boost_183")"/cmake/Boost-1.83* | head -n 1)
   cmake -S . -B "$out/tsan" -G Ninja -DCMAKE_CXX_COMPILER=clang++-16 -DDIGITAL_DELIVERY_WERROR=ON -DDIGITAL_DELIVERY_BUILD_TESTS=ON \
     -DDIGITAL_DELIVERY_UNITY_TESTS=ON \
     -DDIGITAL_DELIVERY_SANITIZE=thread -DDIGITAL_DELIVERY_BUILD_EXAMPLES=OFF -DDIGITAL_DELIVERY_BUILD_SANDBOX=OFF \
     -DDIGITAL_DELIVERY_BUILD_CLI=OFF \
+    -DCMAKE_PREFIX_PATH="$boost_183/usr" -DBoost_DIR="$boost_dir" \
     "-DDIGITAL_DELIVERY_TEST_AREAS=transport;scheduler" >/dev/null &&
+  [ "$(sed -n 's/^Boost_DIR:[A-Z]*=//p' "$out/tsan/CMakeCache.txt")" = "$boost_dir" ] &&
   cmake --build "$out/tsan" -j "$jobs"
 }
 tsan_test() {
   (cd "$out/tsan" && env "${san_env[@]}" TSAN_OPTIONS=halt_on_error=1 ctest -j "$jobs" --output-on-failure \
     --timeout 1200)
+}
+
+# Every public header in one translation unit as C++23, against each of the
+# other Boost versions (step 1 checks the system's with g++-12, odr_separate).
+cxx23_headers() {
+  local tu="$out/all_public_headers_cxx23.cpp" p
+  (cd include && find digital_delivery -name '*.hpp' -not -path '*/detail/*' -not -path '*/impl/*' -not -name src.hpp |
+   LC_ALL=C sort | sed 's|.*|#include <&>|') > "$tu" || return 1
+  for p in "$boost_183" "$boost_newest"; do
+    [ -n "$p" ] || { echo "a Boost prefix is missing (the fetch step failed)"; return 1; }
+    clang++-16 -std=c++2b -fsyntax-only -Wall -Wextra -Werror -Iinclude -isystem "$p/usr/include" "$tu" || return 1
+  done
 }
 
 # Only the fuzz targets (header-only, and the sandbox's core instrumented):
@@ -109,37 +145,13 @@ fuzz_test() { (cd "$out/fuzz" && ctest -j "$jobs" -L fuzz --output-on-failure); 
 
 step "1/4 build: CMake, g++-12, -Werror" gcc_build
 step "1/4 test: unit, integration, consumer, examples" gcc_test
-step "2/4 build: meson, clang++-16, ASan+UBSan" meson_asan_build
-step "2/4 test: unit, integration (ASan+UBSan)" meson_asan_test
-step "3/4 build: CMake, clang++-16, TSan" tsan_build
-step "3/4 test: transport, scheduler (TSan)" tsan_test
+step "2/4 build: meson, clang++-16, ASan+UBSan, Boost $newest_version" meson_asan_build
+step "2/4 test: unit, integration (ASan+UBSan, Boost $newest_version)" meson_asan_test
+step "3/4 build: CMake, clang++-16, TSan, Boost 1.83" tsan_build
+step "3/4 test: transport, scheduler (TSan, Boost 1.83)" tsan_test
 step "4/4 build: fuzz targets, clang++-16 libFuzzer" fuzz_build
 step "4/4 fuzz: every target, 20000 runs each" fuzz_test
-
-# The other Boost versions tested (tests/boost_versions.sh, docs/testing.md):
-# 1.83 and the newest Boost of Debian unstable, fetched into a cache outside
-# the clone (never installed); CMake + clang++-16, -Werror. The newest: the
-# compiled library, the sandbox, ddctl and every test program, then the unit
-# tests and odr_* (every public header, the default transport, a call through
-# the fake transport; odr_separate as C++23). 1.83, to keep CI under 20
-# minutes: the compiled library, the sandbox, ddctl, the unit test programs and
-# odr_separate, then those. The rest (1.83's integration test programs and
-# odr_header_only, both versions' examples and benchmarks):
-# tests/boost_versions.sh --all.
-boost_env=(env DD_BOOST_BUILD_DIR="$out/boost" DD_CI_JOBS="$jobs" DD_BOOST_EXAMPLES=OFF DD_BOOST_BENCHMARKS=OFF)
-boost_fetch() {
-  mkdir -p "$out" &&
-  "${boost_env[@]}" bash tests/boost_versions.sh prefix 1.83 >/dev/null &&
-  "${boost_env[@]}" bash tests/boost_versions.sh prefix newest > "$out/boost-newest"
-}
-step "Boost 1.83 and newest: fetch (or cached)" boost_fetch
-boost_newest=$(basename "$(cat "$out/boost-newest" 2>/dev/null)" | cut -d - -f 1)
-boost_newest=${boost_newest:-newest}
-step "Boost 1.83 build: clang++-16, unit programs" "${boost_env[@]}" bash tests/boost_versions.sh build 1.83 \
-  digital_delivery_compiled digital-delivery-sandbox ddctl unit_tests odr_separate
-step "Boost 1.83 test: unit, odr_separate" "${boost_env[@]}" bash tests/boost_versions.sh test 1.83 '^odr_separate$'
-step "Boost $boost_newest build: clang++-16, all tests" "${boost_env[@]}" bash tests/boost_versions.sh build "$boost_newest"
-step "Boost $boost_newest test: unit, odr_*" "${boost_env[@]}" bash tests/boost_versions.sh test "$boost_newest"
+step "C++23: every public header, Boost 1.83 and $newest_version" cxx23_headers
 
 echo
 read_cpu
