@@ -94,7 +94,8 @@ meson_asan_build() {
   rm -rf "$out/meson-asan"
   BOOST_ROOT="$boost_newest/usr" CXX=clang++-16 meson setup "$out/meson-asan" -Dtests=true -Dwerror_flag=true \
     -Db_sanitize=address,undefined -Db_lundef=false >/dev/null &&
-  grep -q "Run-time dependency Boost .* found: YES $newest_version " "$out/meson-asan/meson-logs/meson-log.txt" &&
+  { grep -Eq "Run-time dependency Boost .* found: YES ${newest_version}[. ]" "$out/meson-asan/meson-logs/meson-log.txt" ||
+    { echo "meson did not take Boost $newest_version from $boost_newest"; false; }; } &&
   ninja -C "$out/meson-asan" -j "$jobs" >/dev/null
 }
 meson_asan_test() {
