@@ -97,15 +97,16 @@ boost_libdir() { echo "$1/usr/lib/x86_64-linux-gnu"; }
 meson_asan_build() {
   [ -n "$boost_newest" ] || { echo "no newest Boost (the fetch step failed)"; return 1; }
   rm -rf "$out/meson-asan"
+  # The run path: the programs (ddctl too, which tests/cli starts with an
+  # environment of its own) find the newest Boost's JSON and URL libraries.
   BOOST_ROOT="$boost_newest/usr" CXX=clang++-16 meson setup "$out/meson-asan" -Dtests=true -Dwerror_flag=true \
-    -Db_sanitize=address,undefined -Db_lundef=false >/dev/null &&
+    -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_link_args="-Wl,-rpath,$(boost_libdir "$boost_newest")" >/dev/null &&
   { grep -Eq "Run-time dependency Boost .* found: YES ${newest_version}[. ]" "$out/meson-asan/meson-logs/meson-log.txt" ||
     { echo "meson did not take Boost $newest_version from $boost_newest"; false; }; } &&
   ninja -C "$out/meson-asan" -j "$jobs" >/dev/null
 }
 meson_asan_test() {
-  env "${san_env[@]}" LD_LIBRARY_PATH="$(boost_libdir "$boost_newest")" \
-    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  env "${san_env[@]}" ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     meson test -C "$out/meson-asan" --num-processes "$test_jobs" --print-errorlogs --timeout-multiplier 3 --no-suite docs
 }
 
