@@ -23,3 +23,22 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# promtool, Prometheus's own checker of the metrics exposition (test
+# metrics_promtool): extracted from Debian's prometheus package into the cache,
+# not installed (the package would install and start a Prometheus server).
+promtool_dir=${XDG_CACHE_HOME:-$HOME/.cache}/digital_delivery/promtool
+if [ ! -x "$promtool_dir/usr/bin/promtool" ]; then
+  echo "fetching promtool (Debian's prometheus package) into $promtool_dir"
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp"  # apt-get download runs as _apt where it can
+  if ! (cd "$tmp" && apt-get download -qq prometheus 2>/dev/null); then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    (cd "$tmp" && apt-get download -qq prometheus 2>/dev/null)
+  fi
+  mkdir -p "$promtool_dir"
+  dpkg-deb --fsys-tarfile "$tmp"/prometheus_*.deb | tar -x -C "$promtool_dir" ./usr/bin/promtool
+  rm -rf "$tmp"
+fi
