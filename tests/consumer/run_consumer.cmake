@@ -9,8 +9,10 @@
 # only the header-only program and checks that our part of the build compiled
 # nothing (no compiled library, sandbox, ddctl, examples or tests) and that
 # installing the user's project installs none of our files; then asks for the
-# program that links digital_delivery::compiled (subdirectory builds and runs
-# it; fetchcontent, the same target, only configures it).
+# program that links digital_delivery::compiled: configured, and in
+# subdirectory mode a dry run of its build (`--target consumer_compiled -- -n`)
+# plans the compiled library and the link (the main build compiles that library
+# from the same CMakeLists.txt; compiling it here again cost a minute of CPU).
 #   -DMODE=pkg_config   -DPREFIX=<prefix> -DWORK_DIR=... -DCXX=...: header-only as
 #   C++23 (digital_delivery.pc), then the compiled library (digital_delivery_compiled.pc)
 # Every mode but find_package builds minimal.cpp: it proves that its way in
@@ -32,7 +34,9 @@ elseif(MODE STREQUAL "subdirectory" OR MODE STREQUAL "fetchcontent")
     else()
         set(ours ${WORK_DIR}/build/_deps/digital_delivery-build)
     endif()
-    run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=${MODE}
+    # Ninja: its dry run (-n) plans a whole build, where make's stops at the
+    # first sub-make whose inputs are not built.
+    run(${CMAKE_COMMAND} -G Ninja -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=${MODE}
         -DDD_SOURCE_DIR=${DD_SOURCE_DIR} -DFETCHCONTENT_SOURCE_DIR_DIGITAL_DELIVERY=${DD_SOURCE_DIR}
         -DDD_CONSUMER_COMPILED=OFF -DDD_CONSUMER_FULL=OFF -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
     run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
@@ -52,14 +56,18 @@ elseif(MODE STREQUAL "subdirectory" OR MODE STREQUAL "fetchcontent")
     if(NOT installed STREQUAL "bin/consumer")
         message(FATAL_ERROR "installing the user's project installed more than its bin/consumer: ${installed}")
     endif()
-    # Then the program that links digital_delivery::compiled: asked for, so built.
-    # FetchContent adds our project as add_subdirectory() does: the same target,
-    # so there the configure step proves that it exists (a missing
-    # digital_delivery::compiled fails it) and the subdirectory test builds it.
+    # Then the program that links digital_delivery::compiled. FetchContent adds
+    # our project as add_subdirectory() does: the same target, so there the
+    # configure step proves that it exists (a missing digital_delivery::compiled
+    # fails it); the subdirectory test also plans its build (a dry run).
     run(${CMAKE_COMMAND} -DDD_CONSUMER_COMPILED=ON ${WORK_DIR}/build)
     if(MODE STREQUAL "subdirectory")
-        run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-        run(${WORK_DIR}/build/consumer_compiled)
+        execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build --target consumer_compiled -- -n
+                        RESULT_VARIABLE rc OUTPUT_VARIABLE plan ERROR_VARIABLE plan)
+        if(NOT rc EQUAL 0 OR NOT plan MATCHES "src/digital_delivery\\.cpp" OR NOT plan MATCHES "Linking CXX executable consumer_compiled")
+            message(FATAL_ERROR "a dry run of consumer_compiled's build plans neither the compiled library "
+                                "nor the link (exit ${rc}):\n${plan}")
+        endif()
     endif()
     run(${WORK_DIR}/build/consumer)
 elseif(MODE STREQUAL "pkg_config")

@@ -2,8 +2,11 @@
 # digital_delivery as a subproject (a link to DD_SOURCE_DIR), as a user would:
 # a plain build compiles only the header-only program, nothing of ours (no
 # compiled library, sandbox or ddctl); installing it installs none of our
-# files; the program that links dependency('digital_delivery_compiled') builds
-# when asked for. Runs both.   -DDD_SOURCE_DIR=... -DWORK_DIR=... -DCXX=...
+# files; the program that links dependency('digital_delivery_compiled') is in
+# the build when asked for (a dry run: `ninja -n consumer_compiled` plans the
+# compiled library of the subproject and the link; CI's meson step compiles
+# that library from the same meson.build). Runs the header-only program.
+#   -DDD_SOURCE_DIR=... -DWORK_DIR=... -DCXX=...
 include(${CMAKE_CURRENT_LIST_DIR}/consumer_common.cmake)
 find_program(MESON meson REQUIRED)
 find_program(NINJA NAMES ninja ninja-build REQUIRED)
@@ -25,6 +28,9 @@ file(GLOB_RECURSE installed LIST_DIRECTORIES false RELATIVE ${WORK_DIR}/prefix $
 if(NOT installed STREQUAL "bin/consumer")
     message(FATAL_ERROR "installing the user's project installed more than its bin/consumer: ${installed}")
 endif()
-run(${NINJA} -C ${WORK_DIR}/build consumer_compiled)
+execute_process(COMMAND ${NINJA} -C ${WORK_DIR}/build -n consumer_compiled RESULT_VARIABLE rc OUTPUT_VARIABLE plan
+                ERROR_VARIABLE plan)
+if(NOT rc EQUAL 0 OR NOT plan MATCHES "digital_delivery\\.cpp\\.o" OR NOT plan MATCHES "Linking target consumer_compiled")
+    message(FATAL_ERROR "`ninja -n consumer_compiled` does not plan the compiled library and the link (exit ${rc}):\n${plan}")
+endif()
 run(${WORK_DIR}/build/consumer)
-run(${WORK_DIR}/build/consumer_compiled)
