@@ -37,6 +37,7 @@ namespace fleet_test {
 
 using vclock = digital_delivery::testing::virtual_clock;
 constexpr std::chrono::seconds W{60};  // the fleet's window
+constexpr auto step = 250ms;            // the virtual clock's moves
 
 // Redis, in memory: the script's rules on its ARGV (sansio/redis_store.hpp).
 struct model_redis
@@ -189,6 +190,22 @@ struct fleet
         p.store = store;
     }
 
+    explicit fleet(std::size_t n) : fleet()
+    {
+        for (std::size_t i = 0; i < n; ++i)
+            add();
+    }
+
+    void run(vclock& vc, vclock::duration d) { vc.run_for(ioc, d, step); }
+
+    /// Two windows with Redis up: Redis has seen every process, each has its
+    /// count. \return The time then.
+    vclock::time_point settle(vclock& vc)
+    {
+        run(vc, 2 * W);
+        return vclock::now();
+    }
+
     std::size_t add()
     {
         procs.push_back(unshared_rate_limiter(ioc.get_executor(), "https://fleet.example.com/api", "fleet-key", p));
@@ -241,21 +258,17 @@ double bound(const rate_limit_params& p, std::chrono::duration<double> outage)
            refill * std::chrono::duration<double>(p.store_retry_interval).count();
 }
 
-constexpr auto step = 50ms;
 
 void whole_fleet_loses_redis(std::size_t n, std::chrono::seconds outage)
 {
     vclock vc;
-    fleet f;
-    for (std::size_t i = 0; i < n; ++i)
-        f.add();
-    vc.run_for(f.ioc, 2 * W, step);  // every process has been seen
+    fleet f(n);
+    const auto t0 = f.settle(vc);
     for (auto& l : f.procs)
         EXPECT_EQ(l->snapshot().store, rate_limit_store_state::serving);
 
-    const auto t0 = vclock::now();
     f.store.redis->up = false;
-    vc.run_for(f.ioc, outage, step);
+    f.run(vc, outage);
     for (auto& l : f.procs)
     {
         EXPECT_EQ(l->snapshot().store, rate_limit_store_state::unavailable);
@@ -265,7 +278,7 @@ void whole_fleet_loses_redis(std::size_t n, std::chrono::seconds outage)
     const double during = f.admitted(t0, vclock::now());
     const auto t1 = vclock::now();
     f.store.redis->up = true;
-    vc.run_for(f.ioc, W, step);
+    f.run(vc, W);
     for (auto& l : f.procs)
         EXPECT_EQ(l->snapshot().store, rate_limit_store_state::serving);
 
@@ -309,22 +322,19 @@ TEST(fleet_bound, thirty_two_processes_within_the_bound)
 TEST(fleet_bound, a_process_that_joins_during_the_outage_takes_fallback_share_and_pays_it_back)
 {
     vclock vc;
-    fleet f;
-    for (int i = 0; i < 8; ++i)
-        f.add();
-    vc.run_for(f.ioc, 2 * W, step);
-    const auto t0 = vclock::now();
+    fleet f(8);
+    const auto t0 = f.settle(vc);
     f.store.redis->up = false;
-    vc.run_for(f.ioc, 5s, step);
+    f.run(vc, 5s);
     const std::size_t late = f.add();  // never saw Redis: no count to divide by
-    vc.run_for(f.ioc, 25s, step);
+    f.run(vc, 25s);
     EXPECT_EQ(*f.procs[late]->snapshot().limit, 10) << "fallback_share (0.25) of 40";
     EXPECT_EQ(*f.procs[0]->snapshot().limit, 5) << "40 / 8";
     const double late_spent = f.admitted_by(late, t0, vclock::now());
     EXPECT_GE(late_spent, 10);
     const auto t1 = vclock::now();
     f.store.redis->up = true;
-    vc.run_for(f.ioc, W, step);
+    f.run(vc, W);
     ASSERT_EQ(f.store.redis->applied.count(f.store.ids->at(late)), 1u);
     EXPECT_GE(f.store.redis->applied.at(f.store.ids->at(late)), late_spent) << "its spending came back as debt";
     EXPECT_LE(f.admitted(t0, t1 + W), bound(f.p, 30s))
@@ -334,17 +344,14 @@ TEST(fleet_bound, a_process_that_joins_during_the_outage_takes_fallback_share_an
 TEST(fleet_bound, a_process_that_never_comes_back_loses_at_most_its_share)
 {
     vclock vc;
-    fleet f;
-    for (int i = 0; i < 8; ++i)
-        f.add();
-    vc.run_for(f.ioc, 2 * W, step);
-    const auto t0 = vclock::now();
+    fleet f(8);
+    const auto t0 = f.settle(vc);
     f.store.redis->up = false;
-    vc.run_for(f.ioc, 30s, step);
+    f.run(vc, 30s);
     const auto t1 = vclock::now();
     (*f.store.links)[7]->cut = true;  // this host never reaches Redis again
     f.store.redis->up = true;
-    vc.run_for(f.ioc, W, step);
+    f.run(vc, W);
     EXPECT_EQ(f.procs[7]->snapshot().store, rate_limit_store_state::unavailable);
     EXPECT_EQ(f.store.redis->applied.count(f.store.ids->at(7)), 0u) << "its debt never reached Redis";
     // Its own spending over outage + window: its bucket (40/8) and that
@@ -353,9 +360,9 @@ TEST(fleet_bound, a_process_that_never_comes_back_loses_at_most_its_share)
     EXPECT_LE(lost, 5 + 5 * 1.5 + 1e-9);
     EXPECT_LE(f.admitted(t0, t1 + W), bound(f.p, 30s) + lost);
     // And once gone for two windows, the others no longer count it.
-    vc.run_for(f.ioc, W, step);
+    f.run(vc, W);
     f.store.redis->up = false;
-    vc.run_for(f.ioc, 10s, step);
+    f.run(vc, 10s);
     EXPECT_EQ(f.store.redis->seen.size(), 7u);
     EXPECT_EQ(f.store.redis->seen.count(f.store.ids->at(7)), 0u) << "its m:ID trimmed";
 }
@@ -364,18 +371,15 @@ TEST(fleet_bound, hosts_cut_off_alone_pay_their_spending_back)
 {
     // A partition: two of eight hosts lose Redis for 30 s, the others go on.
     vclock vc;
-    fleet f;
-    for (int i = 0; i < 8; ++i)
-        f.add();
-    vc.run_for(f.ioc, 2 * W, step);
-    const auto t0 = vclock::now();
+    fleet f(8);
+    const auto t0 = f.settle(vc);
     (*f.store.links)[0]->cut = (*f.store.links)[1]->cut = true;
-    vc.run_for(f.ioc, 30s, step);
+    f.run(vc, 30s);
     const double cut_spent = f.admitted_by(0, t0, vclock::now()) + f.admitted_by(1, t0, vclock::now());
     EXPECT_GE(cut_spent, 10) << "their fallbacks served";
     const auto t1 = vclock::now();
     (*f.store.links)[0]->cut = (*f.store.links)[1]->cut = false;
-    vc.run_for(f.ioc, W, step);
+    f.run(vc, W);
     EXPECT_NEAR(f.store.redis->debt_applied, cut_spent, 2.0);
     EXPECT_LE(f.admitted(t0, t1 + W), bound(f.p, 30s));
 }
@@ -383,13 +387,10 @@ TEST(fleet_bound, hosts_cut_off_alone_pay_their_spending_back)
 TEST(fleet_bound, debt_is_applied_once_when_the_reply_is_lost)
 {
     vclock vc;
-    fleet f;
-    for (int i = 0; i < 4; ++i)
-        f.add();
-    vc.run_for(f.ioc, 2 * W, step);
-    const auto t0 = vclock::now();
+    fleet f(4);
+    const auto t0 = f.settle(vc);
     f.store.redis->up = false;
-    vc.run_for(f.ioc, 20s, step);
+    f.run(vc, 20s);
     // (Grants at t0 itself came from Redis, just before it went away.)
     const double spent = f.admitted(t0 + 1ns, vclock::now());
     ASSERT_GT(spent, 0);
@@ -398,11 +399,11 @@ TEST(fleet_bound, debt_is_applied_once_when_the_reply_is_lost)
     // processes, which go on with their fallbacks and send the debt again.
     f.store.redis->up = true;
     f.store.redis->replies_to_lose = 4;
-    vc.run_for(f.ioc, 5s, step);
+    f.run(vc, 5s);
     EXPECT_GE(f.store.redis->debt_applied, spent - 1e-6) << "applied with the first probes";
     for (auto& l : f.procs)
         EXPECT_EQ(l->snapshot().store, rate_limit_store_state::unavailable) << "their replies were lost";
-    vc.run_for(f.ioc, 10s, step);
+    f.run(vc, 10s);
     for (auto& l : f.procs)
         EXPECT_EQ(l->snapshot().store, rate_limit_store_state::serving);
     // Each process's running total was applied once: what Redis took from
