@@ -74,10 +74,11 @@ struct trace_params
     /// Called at the start of each operation that was given no parent
     /// (request_options::trace_parent, or a `traceparent` in
     /// request_options::extra_headers): the parent it joins, or nothing (a
-    /// new trace). Called on the thread that starts the operation: for a
-    /// request function, the caller's, inside the call; for the pages of a
-    /// paginated listing after the first, the thread completing the previous
-    /// page. Must not throw. Default: none.
+    /// new trace). A request function and an upload call it inside the
+    /// call, on the caller's thread (the upload's own requests then join the
+    /// upload's span); each page of a paginated listing and each request of
+    /// a workflow (watermark waiter, asset edits) is an operation of its own
+    /// and calls it when it starts. Must not throw. Default: none.
     std::function<std::optional<trace_context>()> context{};
 
     /// With a tracer: whether a parent whose sampled flag is 0 is followed

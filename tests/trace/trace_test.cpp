@@ -649,6 +649,22 @@ TEST_F(trace_test, an_upload_has_its_create_put_and_reread_under_its_span)
             }
 }
 
+TEST_F(trace_test, an_upload_asks_the_provider_once_and_its_requests_join_its_span)
+{
+    int asked = 0;
+    auto c = make_client(true, {.context = [&] {
+                                    ++asked;
+                                    return dd::parse_trace_context(parent_tp);
+                                }});
+    ASSERT_FALSE(upload(c)) << diag.to_string();
+    EXPECT_EQ(asked, 1);
+    const dd::span_data* up = tr->named("upload_asset");
+    ASSERT_TRUE(up);
+    EXPECT_EQ(hex(up->parent), parent_span);
+    EXPECT_EQ(tr->named("create_asset")->parent, up->id);
+    EXPECT_EQ(tr->named("get_asset")->parent, up->id);
+}
+
 TEST_F(trace_test, storage_gets_the_trace_headers_only_when_configured)
 {
     auto c = make_client(true, {.propagate_to_storage = true});
