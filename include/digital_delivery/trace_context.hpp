@@ -53,8 +53,9 @@ DIGITAL_DELIVERY_DECL std::optional<trace_context> parse_trace_context(
 /// A `tracestate` value fit to propagate: list members checked by the W3C
 /// grammar (a key, '=', a value; empty members skipped), at most 32 members
 /// and 512 characters. A tracestate with an invalid member or a key twice
-/// becomes "" (it cannot be forwarded in part). Too long: members longer than
-/// 128 characters are dropped first, then members from the end, always whole.
+/// becomes "" (it cannot be forwarded in part). Members after the 32nd are
+/// dropped; then, over 512 characters, members longer than 128 characters
+/// are dropped first, then members from the end, always whole.
 /// \param tracestate The received value.
 /// \return The members kept, joined with ','.
 DIGITAL_DELIVERY_DECL std::string normalize_tracestate(std::string_view tracestate);

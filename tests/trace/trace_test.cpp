@@ -174,6 +174,14 @@ TEST(trace_context, tracestate_keeps_32_members_and_512_characters)
     EXPECT_EQ(std::count(kept.begin(), kept.end(), '=') , 32);
     EXPECT_TRUE(kept.starts_with("k0=v,k1=v,")) << kept;
     EXPECT_TRUE(kept.ends_with(",k31=v")) << kept;
+    // Too many members, and one of them long but the whole short enough: the
+    // last ones go, the long one stays.
+    std::string with_long = "long=" + std::string(200, 'x');
+    for (int i = 0; i < 32; ++i)
+        with_long += ",k" + std::to_string(i) + "=v";
+    const std::string kept_long = dd::normalize_tracestate(with_long);
+    EXPECT_TRUE(kept_long.starts_with("long=")) << kept_long;
+    EXPECT_TRUE(kept_long.ends_with(",k30=v")) << kept_long;
 
     // 512 characters are kept whole.
     std::string exact;
