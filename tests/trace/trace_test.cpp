@@ -5,6 +5,7 @@
 // uploads, through the public API over the fake transport.
 #include "fixtures.hpp"
 
+#include <digital_delivery/raw_request.hpp>
 #include <digital_delivery/testing/virtual_clock.hpp>
 #include <digital_delivery/trace_context.hpp>
 #include <digital_delivery/tracer.hpp>
@@ -483,6 +484,20 @@ TEST_F(trace_test, an_attempt_span_has_the_http_client_attributes)
             {
                 EXPECT_EQ(v->find("sk_test_SECRET"), std::string::npos) << at.key;
             }
+}
+
+TEST_F(trace_test, a_raw_request_has_no_url_template)
+{
+    auto c = make_client(true);
+    fake->expect_any().respond(200, R"({"shop":{}})");
+    dd::raw_request r{.method = dd::http_method::get, .path = "/shop"};
+    auto [ec, v] = run([&](auto t) { return dd::async_raw_request(c, r, t); });
+    ASSERT_FALSE(ec);
+    ASSERT_EQ(tr->spans.size(), 2u);
+    EXPECT_EQ(tr->spans[0].name, "GET");
+    EXPECT_EQ(attr(tr->spans[0], "url.template"), nullptr);
+    EXPECT_EQ(str_attr(tr->spans[0], "url.full"), std::string(base_url) + "/shop");
+    EXPECT_EQ(tr->spans[1].name, "raw_request");
 }
 
 TEST_F(trace_test, a_503_then_200_gives_two_attempts_a_backoff_and_a_resend_count)
