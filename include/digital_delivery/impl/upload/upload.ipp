@@ -696,7 +696,7 @@ private:
     void start_trace()
     {
         const auto parent = impl_->trace_parent_of(&request_.get());
-        trace_ = op_trace::start(impl_->tracer(), impl_->params().trace, parent.get(), "upload_asset", clock::system_now());
+        trace_ = op_trace::start(impl_->tracer(), impl_->params().trace, parent ? &*parent : nullptr, "upload_asset", clock::system_now());
         if (!trace_)
             return;
         request_.set_trace_parent(trace_->nested());
