@@ -436,6 +436,27 @@ TEST_F(trace_test, extra_headers_traceparent_is_the_parent_and_the_librarys_head
     EXPECT_EQ(header(fake->requests().at(2), "tracestate"), "(none)");
 }
 
+TEST_F(trace_test, a_parent_built_by_hand_is_checked_before_it_is_sent)
+{
+    auto c = make_client(false);
+    // All-zero ids: no parent, nothing sent.
+    fake->expect_any().respond(200, ok_order());
+    dd::request_options zero{.trace_parent = dd::trace_context{}};
+    run([&](auto t) { return dd::async_get_order(c, "o1", zero, t); });
+    EXPECT_EQ(header(fake->requests().at(0), "traceparent"), "(none)");
+    // A tracestate that is not one (CR LF, an injected header): dropped.
+    dd::trace_context by_hand = *dd::parse_trace_context(parent_tp);
+    by_hand.trace_state = "a=1\r\nX-Injected: yes";
+    fake->expect_any().respond(200, ok_order());
+    dd::request_options opts{.trace_parent = by_hand};
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", opts, t); });
+    ASSERT_FALSE(ec);
+    const auto sent = fake->requests().at(1);
+    EXPECT_EQ(header(sent, "traceparent"), parent_tp);
+    EXPECT_EQ(header(sent, "tracestate"), "(none)");
+    EXPECT_EQ(header(sent, "X-Injected"), "(none)");
+}
+
 TEST_F(trace_test, an_invalid_parent_is_ignored_and_the_request_goes_on)
 {
     auto c = make_client(true);
