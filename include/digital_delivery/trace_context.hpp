@@ -28,7 +28,7 @@ struct trace_context
     trace_id trace{};          ///< The trace id (never all zero in a parsed context).
     span_id span{};            ///< The span id (never all zero in a parsed context).
     std::uint8_t flags = 0;    ///< W3C trace flags, as received (bit 0: sampled).
-    std::string trace_state;   ///< The tracestate, checked and truncated (normalize_tracestate).
+    std::string trace_state{}; ///< The tracestate, checked and truncated (normalize_tracestate).
 
     /// \return Whether the sampled flag (bit 0) is set.
     bool sampled() const noexcept { return (flags & 1u) != 0; }
