@@ -14,6 +14,8 @@
 #include <boost/json/value.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -339,6 +341,60 @@ TEST_F(otlp_exporter_test, bad_configuration_is_refused_with_typed_errors)
     EXPECT_THROW(dd::otlp_exporter(ioc.get_executor(), {.file = path, .max_queue_size = 0}), std::invalid_argument);
     EXPECT_THROW(dd::otlp_exporter(ioc.get_executor(), {.file = path, .max_batch_size = 0}), std::invalid_argument);
     EXPECT_THROW(dd::otlp_exporter(ioc.get_executor(), {.file = "/nonexistent-dir/x/spans.jsonl"}), std::system_error);
+}
+
+}  // namespace
+
+namespace {
+
+// The exporter's file output, for the OTLP schema check (ctest
+// trace_otlp_schema runs this with DD_OTLP_SCHEMA_OUT set, then
+// otlp_schema/check_otlp.js on the file): every kind of value a span holds,
+// written through the exporter as a collector's file receiver would read it.
+TEST(otlp_file_output, writes_every_kind_of_span_value_one_request_per_line)
+{
+    const char* out = std::getenv("DD_OTLP_SCHEMA_OUT");
+    const std::string path = out ? out : (std::filesystem::temp_directory_path() /
+                                          ("dd_otlp_schema_" + std::to_string(::getpid()) + ".jsonl")).string();
+    std::remove(path.c_str());
+    {
+        dd::otlp_exporter e({.file = path, .service_name = "schema \"check\"\n", .max_batch_size = 3});
+        auto op = make_span(1);
+        op.kind = dd::span_kind::internal;
+        op.name = "get_order";
+        op.trace_state = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7";
+        e.on_end(std::move(op));
+        auto attempt = make_span(2, 1);
+        attempt.status = dd::span_status::error;
+        attempt.status_message = "HTTP 503: Service Unavailable \xc3\xa9\t";
+        attempt.attributes.push_back({"http.request.resend_count", std::int64_t(1)});
+        attempt.attributes.push_back({"dd.min", std::int64_t(INT64_MIN)});
+        attempt.attributes.push_back({"dd.nan", std::numeric_limits<double>::quiet_NaN()});
+        attempt.attributes.push_back({"dd.inf", -std::numeric_limits<double>::infinity()});
+        attempt.attributes.push_back({"dd.empty", std::string()});
+        attempt.events.push_back({"upload.progress", attempt.start + 1ms, {{"bytes_sent", std::int64_t(65536)}}});
+        attempt.events.push_back({"upload.progress", attempt.start + 2ms, {}});
+        e.on_end(std::move(attempt));
+        auto wait = make_span(3, 1);
+        wait.kind = dd::span_kind::internal;
+        wait.name = "rate_limiter.wait";
+        wait.attributes = {};
+        e.on_end(std::move(wait));
+        e.on_end(make_span(4, 1));  // a second request
+        ASSERT_TRUE(e.flush(30s));
+    }
+    const auto lines = file_lines(path);
+    ASSERT_EQ(lines.size(), 2u);
+    const json::value first = json::parse(lines[0]);
+    EXPECT_EQ(first.at("resourceSpans").at(0).at("resource").at("attributes").at(0).at("value").at("stringValue"),
+              "schema \"check\"\n");
+    EXPECT_EQ(spans_of(first).size(), 3u);
+    EXPECT_EQ(spans_of(first).at(1).at("status").at("message"), "HTTP 503: Service Unavailable \xc3\xa9\t");
+    EXPECT_EQ(spans_of(first).at(1).at("attributes").at(5).at("value").at("intValue"), "-9223372036854775808");
+    EXPECT_EQ(spans_of(first).at(1).at("attributes").at(6).at("value").at("doubleValue"), "NaN");
+    EXPECT_EQ(spans_of(json::parse(lines[1])).size(), 1u);
+    if (!out)
+        std::remove(path.c_str());
 }
 
 }  // namespace
