@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace digital_delivery {
 
@@ -39,6 +41,12 @@ struct otlp_exporter_params
     /// The full URL spans are POSTed to, used as is (as
     /// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); wins over `endpoint`. Default: empty.
     std::string traces_endpoint{};
+
+    /// Header fields added to every POST, e.g. a collector's authentication
+    /// (as OTEL_EXPORTER_OTLP_HEADERS). Their values appear in no span, log or
+    /// error. Names must be settable (not Host, Content-Length,
+    /// Transfer-Encoding; no CR or LF). Default: none.
+    std::vector<std::pair<std::string, std::string>> headers{};
 
     /// A file that receives one ExportTraceServiceRequest per line, appended
     /// (what the OpenTelemetry Collector's file receiver reads). Default: empty.
@@ -122,7 +130,8 @@ public:
     /// An exporter on a thread of its own.
     /// \param params Its configuration.
     /// \throws std::invalid_argument No destination, a URL that is not
-    ///   http:// or https://, or a zero max_queue_size / max_batch_size.
+    ///   http:// or https://, a header that cannot be set, or a zero
+    ///   max_queue_size / max_batch_size.
     /// \throws std::system_error The file cannot be opened for appending.
     DIGITAL_DELIVERY_DECL explicit otlp_exporter(otlp_exporter_params params);
 
@@ -194,7 +203,7 @@ private:
 }  // namespace digital_delivery
 
 #ifdef DIGITAL_DELIVERY_HEADER_ONLY
-#include <digital_delivery/impl/trace/otlp_exporter.ipp>
+#include <digital_delivery/impl/otlp/otlp_exporter.ipp>
 #endif
 
 #endif

@@ -7,7 +7,7 @@
 
 #include <digital_delivery/metrics.hpp>
 #include <digital_delivery/otlp_exporter.hpp>
-#include <digital_delivery/impl/trace/sansio/otlp_json.hpp>
+#include <digital_delivery/impl/otlp/sansio/otlp_json.hpp>
 #include <digital_delivery/testing/virtual_clock.hpp>
 
 #include <boost/json/parse.hpp>
@@ -176,6 +176,19 @@ TEST_F(otlp_exporter_test, a_batch_waits_the_schedule_delay_then_goes_to_the_col
     EXPECT_EQ(e.stats().dropped(), 0u);
 }
 
+TEST_F(otlp_exporter_test, configured_headers_go_with_every_post)
+{
+    dd::testing::virtual_clock vc;
+    dd::otlp_exporter e(ioc.get_executor(), collector({.headers = {{"Authorization", "Bearer collector-token"}},
+                                                       .schedule_delay = 10ms}));
+    fake->expect(dd::http_method::post, "/v1/traces").respond(200, "{}");
+    e.on_end(make_span(1));
+    EXPECT_TRUE(flush(e, vc));
+    ASSERT_EQ(fake->requests().size(), 1u);
+    EXPECT_EQ(fake->requests()[0].headers.find("Authorization"), std::optional<std::string_view>("Bearer collector-token"));
+    EXPECT_EQ(fake->requests()[0].body.find("collector-token"), std::string::npos);
+}
+
 TEST_F(otlp_exporter_test, a_full_batch_goes_at_once_and_the_rest_follows)
 {
     dd::testing::virtual_clock vc;
@@ -318,7 +331,7 @@ TEST_F(otlp_exporter_test, on_its_own_thread_flush_writes_the_file_and_shutdown_
 TEST_F(otlp_exporter_test, service_name_defaults_to_the_executable_name)
 {
     dd::otlp_exporter e(ioc.get_executor(), {.file = path});
-    EXPECT_EQ(e.service_name(), "trace_tests");
+    EXPECT_EQ(e.service_name(), "trace_otlp_tests");
 }
 
 TEST_F(otlp_exporter_test, endpoints_follow_the_opentelemetry_variables_rules)
@@ -341,6 +354,11 @@ TEST_F(otlp_exporter_test, bad_configuration_is_refused_with_typed_errors)
     EXPECT_THROW(dd::otlp_exporter(ioc.get_executor(), {.file = path, .max_queue_size = 0}), std::invalid_argument);
     EXPECT_THROW(dd::otlp_exporter(ioc.get_executor(), {.file = path, .max_batch_size = 0}), std::invalid_argument);
     EXPECT_THROW(dd::otlp_exporter(ioc.get_executor(), {.file = "/nonexistent-dir/x/spans.jsonl"}), std::system_error);
+    EXPECT_THROW(dd::otlp_exporter(ioc.get_executor(), {.headers = {{"Host", "x"}}, .file = path}), std::invalid_argument);
+    EXPECT_THROW(dd::otlp_exporter(ioc.get_executor(), {.headers = {{"X-A", "a\r\nX-B: b"}}, .file = path}),
+                 std::invalid_argument);
+    EXPECT_THROW(dd::otlp_exporter(ioc.get_executor(), {.headers = {{"content-type", "text/plain"}}, .file = path}),
+                 std::invalid_argument);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 # ctest's entry to the OTLP schema check. -D NODE=<node> -D DIR=<this folder>
-# -D SCRIPT=<a script of DIR> [-D TESTS=<trace_tests> -D FILTER=<gtest filter>
+# -D SCRIPT=<a script of DIR> [-D TESTS=<trace_otlp_tests> -D FILTER=<gtest filter>
 # -D OUT=<file>]: with TESTS, the test program first writes the exporter's
 # file to OUT (DD_OTLP_SCHEMA_OUT), and SCRIPT checks it.
 if(NOT NODE)

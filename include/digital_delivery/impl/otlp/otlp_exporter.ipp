@@ -2,13 +2,14 @@
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
 //
-#ifndef DIGITAL_DELIVERY_IMPL_TRACE_OTLP_EXPORTER_IPP
-#define DIGITAL_DELIVERY_IMPL_TRACE_OTLP_EXPORTER_IPP
+#ifndef DIGITAL_DELIVERY_IMPL_OTLP_OTLP_EXPORTER_IPP
+#define DIGITAL_DELIVERY_IMPL_OTLP_OTLP_EXPORTER_IPP
 
 #include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/detail/clock.hpp>
+#include <digital_delivery/impl/http/sansio/header_rules.hpp>
 #include <digital_delivery/impl/retry/retry_policy.hpp>
-#include <digital_delivery/impl/trace/sansio/otlp_json.hpp>
+#include <digital_delivery/impl/otlp/sansio/otlp_json.hpp>
 #include <digital_delivery/metrics.hpp>
 #include <digital_delivery/otlp_exporter.hpp>
 #include <digital_delivery/rate_limit.hpp>
@@ -138,6 +139,8 @@ struct otlp_exporter::state : std::enable_shared_from_this<otlp_exporter::state>
         req.method = http_method::post;
         req.url = url;
         req.headers.set("Content-Type", "application/json");
+        for (const auto& [name, value] : params.headers)
+            req.headers.add(name, value);
         req.body = body;
         req.idempotent = true;
         req.timeout = params.export_timeout;
@@ -283,6 +286,9 @@ inline void setup_exporter(otlp_exporter::state& s, boost::asio::any_io_executor
         throw std::invalid_argument("otlp_exporter: no destination (set endpoint, traces_endpoint or file)");
     if (!s.url.empty() && !is_http_url(s.url))
         throw std::invalid_argument("otlp_exporter: the collector's URL must start with http:// or https://");
+    for (const auto& [name, value] : p.headers)
+        if (!is_settable_header(name, value) || iequals(name, "Content-Type"))
+            throw std::invalid_argument("otlp_exporter: header " + name + " cannot be set");
     if (p.max_queue_size == 0 || p.max_batch_size == 0)
         throw std::invalid_argument("otlp_exporter: max_queue_size and max_batch_size must be at least 1");
     if (p.max_attempts < 1)
