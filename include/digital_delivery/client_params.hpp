@@ -7,6 +7,8 @@
 
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/observer.hpp>
+#include <digital_delivery/trace_context.hpp>
+#include <digital_delivery/tracer.hpp>
 #include <digital_delivery/rate_limit.hpp>
 #include <digital_delivery/retry.hpp>
 
@@ -74,6 +76,16 @@ struct client_params
     /// (docs/observability.md). Ready-made: json_logger, metrics_observer.
     /// Default: none (then a request pays one null test per step).
     std::shared_ptr<digital_delivery::observer> observer{};
+
+    /// Receives the spans of every operation, attempt and wait
+    /// (docs/observability.md, "Traces"). Ready-made: otlp_exporter.
+    /// Default: none (then, without a parent or trace.context, no trace
+    /// header is sent and a request pays one null test per step).
+    std::shared_ptr<digital_delivery::tracer> tracer{};
+
+    /// Trace context settings: the parent of each operation (a provider),
+    /// unsampled parents, headers to the object storage.
+    trace_params trace{};
 };
 
 }  // namespace digital_delivery

@@ -9,6 +9,7 @@
 #include <digital_delivery/list_ref.hpp>
 #include <digital_delivery/rate_limit.hpp>
 #include <digital_delivery/retry.hpp>
+#include <digital_delivery/trace_context.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -43,6 +44,13 @@ struct request_options
     /// `const dd::http_headers::field trace[] = {{"X-Trace", id}};`
     /// then `.extra_headers = trace`.
     list_ref<http_headers::field> extra_headers{};
+    /// The trace this operation joins (its parent span): e.g. the incoming
+    /// request's `dd::parse_trace_context(traceparent, tracestate)`.
+    /// Preferred to a `traceparent` in extra_headers and to
+    /// trace_params::context. With a tracer, each attempt sends a
+    /// `traceparent` naming its own span; without one, this parent is
+    /// forwarded (docs/observability.md, "Traces").
+    std::optional<trace_context> trace_parent{};
 };
 
 namespace detail {
@@ -84,6 +92,7 @@ public:
     const request_options& get() const noexcept { return opts_; }
     void set_priority(priority p) noexcept { opts_.prio = p; }
     void clear_deadline() noexcept { opts_.deadline.reset(); }
+    void set_trace_parent(trace_context c) { opts_.trace_parent = std::move(c); }
 
 private:
     request_options opts_;

@@ -34,6 +34,8 @@
 #include <digital_delivery/impl/model/digital_product.ipp>
 #include <digital_delivery/impl/model/order.ipp>
 #include <digital_delivery/impl/engine/sansio/request_core.ipp>
+#include <digital_delivery/impl/trace/trace_context.ipp>
+#include <digital_delivery/impl/trace/op_trace.ipp>
 #include <digital_delivery/impl/engine/client_impl.ipp>
 #include <digital_delivery/impl/observe/observer.ipp>
 #include <digital_delivery/impl/observe/json_logger.ipp>

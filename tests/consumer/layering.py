@@ -32,6 +32,8 @@ LAYERS = {
     "http/sansio": 1,
     "rate_limit/sansio": 1,
     "upload/sansio": 1,
+    # Trace context and one operation's spans (no I/O: the drivers pass the times).
+    "trace": 1,
     # Sans-io too, on the cores above: the request pipeline's core (retry
     # state, response facts, deadline and attempt timeout).
     "engine/sansio": 2,

@@ -19,6 +19,8 @@
 #include <digital_delivery/rate_limit.hpp>
 #include <digital_delivery/retry.hpp>
 #include <digital_delivery/request_options.hpp>
+#include <digital_delivery/trace_context.hpp>
+#include <digital_delivery/tracer.hpp>
 #include <digital_delivery/transport.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -53,6 +55,10 @@ struct prepared_request
     std::optional<retry_params> retry;  ///< Per-request override.
     std::string_view endpoint;       ///< For observers: the endpoint's name (static storage).
     std::string_view path_template;  ///< For observers: static storage, or empty (raw requests: use path).
+    /// The trace this operation joins (request_options::trace_parent, a
+    /// `traceparent` among the extra headers, or trace_params::context):
+    /// null without one.
+    std::unique_ptr<trace_context> trace_parent;
 };
 
 /// What a request's completion carries into the decoding layer.
@@ -112,6 +118,16 @@ public:
     const std::shared_ptr<retry_budget>& budget() const noexcept { return budget_; }
     /// The installed observer, or null (the only test on the hot path).
     observer* obs() const noexcept { return obs_; }
+    /// The installed tracer, or null.
+    digital_delivery::tracer* tracer() const noexcept { return tracer_; }
+    /// The parent an operation started with `opts` joins, by precedence:
+    /// request_options::trace_parent; with a tracer or a context provider, a
+    /// valid `traceparent` (and `tracestate`) among the extra headers, else
+    /// the provider's. Null when there is none.
+    DIGITAL_DELIVERY_DECL std::unique_ptr<trace_context> trace_parent_of(const request_options* opts) const;
+    /// The base URL's server.address (host name) and server.port, for spans.
+    const std::string& server_address() const noexcept { return server_address_; }
+    std::int64_t server_port() const noexcept { return server_port_; }
 
 private:
     any_transport transport_;
@@ -121,6 +137,10 @@ private:
     std::shared_ptr<rate_limiter> limiter_;
     std::shared_ptr<retry_budget> budget_;
     observer* obs_ = nullptr;  // params_.observer.get()
+    digital_delivery::tracer* tracer_ = nullptr;  // params_.tracer.get()
+    bool tracing_ = false;     // a tracer or a context provider: look for a parent
+    std::string server_address_;
+    std::int64_t server_port_ = 0;
 };
 
 /// Maps a non-2xx response of the API (JSON error bodies of either shape, or

@@ -17,6 +17,7 @@
 #include <digital_delivery/impl/error/server_messages.hpp>
 #include <digital_delivery/impl/engine/sansio/request_core.hpp>
 #include <digital_delivery/impl/http/sansio/response_facts.hpp>
+#include <digital_delivery/impl/trace/op_trace.hpp>
 
 #include <boost/asio/compose.hpp>
 #include <boost/asio/io_context.hpp>
@@ -155,6 +156,42 @@ DIGITAL_DELIVERY_DECL detail::client_impl::client_impl(any_transport t, client_p
     obs_ = params_.observer.get();
     if (obs_)
         limiter_->add_throttle_observer(params_.observer);
+    tracer_ = params_.tracer.get();
+    tracing_ = tracer_ || params_.trace.context;
+    server_endpoint server = server_of(base_);
+    server_address_ = std::move(server.address);
+    server_port_ = server.port;
+}
+
+DIGITAL_DELIVERY_DECL std::unique_ptr<trace_context> detail::client_impl::trace_parent_of(const request_options* opts) const
+{
+    if (opts && opts->trace_parent)
+        return std::make_unique<trace_context>(*opts->trace_parent);
+    if (!tracing_)
+        return nullptr;
+    if (opts)
+    {
+        // The last traceparent given wins, as in the request's headers.
+        std::string_view tp, ts;
+        for (const auto& f : opts->extra_headers)
+        {
+            if (iequals(f.name.view(), "traceparent"))
+                tp = f.value.view();
+            else if (iequals(f.name.view(), "tracestate"))
+                ts = f.value.view();
+        }
+        if (!tp.empty())
+        {
+            if (auto c = parse_trace_context(tp, ts))
+                return std::make_unique<trace_context>(std::move(*c));
+        }
+    }
+    if (params_.trace.context)
+    {
+        if (auto c = params_.trace.context())
+            return std::make_unique<trace_context>(std::move(*c));
+    }
+    return nullptr;
 }
 
 DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
@@ -270,6 +307,8 @@ DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
         }
     }
     out.request.body = std::move(body);
+    if ((opts && opts->trace_parent) || tracing_)
+        out.trace_parent = trace_parent_of(opts);
 }
 
 DIGITAL_DELIVERY_DECL rate_limit_snapshot detail::client_impl::rate_limit() const
@@ -475,6 +514,8 @@ struct execute_state
     // kept while the request waits to be resent: a request the rate limit
     // then ends (the deadline, max_rate_limited_wait) reports them.
     std::unique_ptr<diagnostics> refusal;
+    // Set only with a tracer or a parent (impl/trace/op_trace.hpp).
+    std::unique_ptr<op_trace> trace;
 
     execute_state(std::shared_ptr<client_impl> s, prepared_request&& pr, diagnostics* d)
         : self(std::move(s)), p(std::move(pr)), diag(d), core(setup_of(*self, p))
@@ -540,6 +581,8 @@ struct execute_op
     {
         if (observer* o = s_->self->obs())
             observe_end(*o, ec);
+        if (s_->trace)
+            s_->trace->end(ec, clock::system_now());
         std::shared_ptr<client_impl> keep = std::move(s_->self);
         s_.reset();
         self.complete(ec, std::move(resp));
@@ -588,6 +631,37 @@ struct execute_op
             notify_limiter_wait(*o, s.info, s.p.cost, s.p.prio, s.core.last_wait(), ec);
     }
 
+    // ---- spans (only called when the operation has a trace) ----
+
+    void start_trace()
+    {
+        execute_state& s = *s_;
+        const std::string_view name = s.p.endpoint.empty() ? std::string_view("raw_request") : s.p.endpoint;
+        s.trace = op_trace::start(s.self->tracer(), s.self->params().trace, s.p.trace_parent.get(), name, clock::system_now());
+    }
+
+    void trace_limiter_wait()
+    {
+        execute_state& s = *s_;
+        s.trace->wait_start("rate_limit_wait", "rate_limit", s.core.cost(), std::chrono::milliseconds(-1), clock::system_now());
+        s.trace->wait_attribute("digital_delivery.priority", std::string(to_string(s.core.prio())));
+    }
+
+    void trace_attempt(http_request& req)
+    {
+        execute_state& s = *s_;
+        client_impl& c = *s.self;
+        s.trace->attempt_start(s.p.method, s.p.path_template, req.url, c.server_address(), c.server_port(), s.core.attempt(), clock::system_now());
+        s.trace->inject(req.headers);
+    }
+
+    void trace_backoff(error_code cause, const response_facts& facts, std::chrono::milliseconds delay)
+    {
+        execute_state& s = *s_;
+        s.trace->wait_start("backoff", facts.retry_after ? "retry_after" : "backoff", 0, delay, clock::system_now());
+        s.trace->wait_attribute("digital_delivery.retry.cause", std::string(error_type(cause)));
+    }
+
     // A terminal cancellation may arrive after a step completed successfully
     // (the limiter's grant or the backoff timer's expiry already queued) and
     // before the operation resumes: the completion then carries no error.
@@ -631,6 +705,8 @@ struct execute_op
             if (!a.try_now || !l.try_acquire(s.core.cost(), s.core.prio()))
             {
                 s.st = state::acquired;
+                if (s.trace && l.params().enabled)
+                    trace_limiter_wait();
                 l.async_acquire(s.core.cost(), s.core.prio(), s.core.acquire_deadline(), std::move(self));
                 return;
             }
@@ -648,6 +724,8 @@ struct execute_op
                 s.sent_bytes = req.body.size();
                 notify_request_start(*o, s.info, s.p.prio, s.core.attempt());
             }
+            if (s.trace)
+                trace_attempt(req);
             req.timeout = a.duration;
             s.st = state::responded;
             any_transport t = s.self->transport();
@@ -685,6 +763,8 @@ struct execute_op
         {
             if (s.self->obs())
                 s.info = observed_request(s.p, s.self->host());
+            if (s.self->tracer() || s.p.trace_parent)
+                start_trace();
             if (s.diag)
             {
                 s.diag->clear();
@@ -717,6 +797,8 @@ struct execute_op
             const auto now = clock::now();
             const request_action a = !ec && cancelled(self) ? s.core.cancelled(now) : s.core.granted(ec, now);
             observe_limiter_wait(ec);
+            if (s.trace)  // a queue that granted within 1 ms: no wait to show
+                s.trace->wait_end(ec, clock::system_now(), std::chrono::milliseconds(1));
             return perform(self, a, now);
         }
 
@@ -737,6 +819,8 @@ struct execute_op
             // decision): a success reads no clock without an observer.
             const auto now = observed ? s.responded_at : ec || api_ec ? clock::now() : clock::time_point{};
             const request_action a = s.core.responded(ec, api_ec, facts, now);
+            if (s.trace)
+                s.trace->attempt_end(ec ? 0u : resp.status, ec ? ec : api_ec, clock::system_now());
             if (a.limiter == limiter_step::observe_response)
                 tell_limiter(a.limiter, facts);
             observe_response(ec ? ec : api_ec, resp);
@@ -775,6 +859,8 @@ struct execute_op
                 s.timer = std::make_unique<detail::timer>(s.self->get_executor());
             s.timer->expires_after(a.duration);
             s.st = state::backed_off;
+            if (s.trace)
+                trace_backoff(ec ? ec : api_ec, facts, a.duration);
             auto& t = *s.timer;
             t.async_wait(std::move(self));
             return;
@@ -783,6 +869,8 @@ struct execute_op
         case state::backed_off:
         {
             const auto now = clock::now();
+            if (s.trace)
+                s.trace->wait_end(ec, clock::system_now());
             const request_action a = !ec && cancelled(self) ? s.core.cancelled(now) : s.core.timer_fired(ec, now);
             return perform(self, a, now);
         }

@@ -26,6 +26,7 @@
 #include <digital_delivery/impl/retry/retry_policy.hpp>
 #include <digital_delivery/impl/retry/retry_state.hpp>
 #include <digital_delivery/impl/http/sansio/response_facts.hpp>
+#include <digital_delivery/impl/trace/op_trace.hpp>
 #include <digital_delivery/impl/upload/sansio/upload_core.hpp>
 #include <digital_delivery/endpoints.hpp>
 #include <digital_delivery/http_message.hpp>
@@ -314,7 +315,7 @@ public:
             last_activity_ = now;
             rep = meter_.on_bytes(n, now);
         }
-        if (rep && (opts_.on_progress || impl_->obs()))
+        if (rep && (opts_.on_progress || impl_->obs() || traced_))
             boost::asio::post(strand_, [self = shared_from_this(), p = *rep] { self->report(p); });
     }
 
@@ -346,6 +347,8 @@ private:
         else if (auto* m = dynamic_cast<memory_source*>(src_.get()); m && !m->executor())
             m->set_executor(impl_->get_executor());
         tracked_ = std::make_shared<tracked_source>(src_, weak_from_this());
+        if (impl_->tracer() || request_.get().trace_parent || impl_->params().trace.context)
+            start_trace();
         if (request_.get().deadline)
         {
             deadline_timer_.expires_at(*request_.get().deadline);
@@ -436,6 +439,15 @@ private:
         req.idempotent = false;  // a streamed body is resent by us (rewind), never by the transport
         req.timeout = opts_.put_timeout.count() > 0 ? opts_.put_timeout : std::chrono::milliseconds(std::chrono::hours(1));
         stamp_put_diag();
+        if (trace_)
+        {
+            const server_endpoint server = server_of(handle_->url);
+            trace_->attempt_start(http_method::put, {}, handle_->url, server.address, server.port, attempts_, clock::system_now());
+            trace_->attempt_attribute("http.request.body.size", static_cast<std::int64_t>(size_));
+            traced_bytes_ = 0;
+            if (impl_->params().trace.propagate_to_storage)
+                trace_->inject(req.headers);
+        }
         if (observer* o = impl_->obs())
         {
             put_started_ = clock::now();
@@ -475,6 +487,16 @@ private:
             facts = read_response_facts(r.headers, r.status, detail::clock::system_now());
             stamp_put_diag();
             storage_ec = classify_storage_response(r, diag_);
+        }
+        if (trace_)
+        {
+            std::uint64_t sent = 0;
+            {
+                std::lock_guard<std::mutex> lk(mtx_);
+                sent = meter_.attempt_bytes();
+            }
+            trace_progress(sent);
+            trace_->attempt_end(ec ? 0u : r.status, ec ? ec : storage_ec, clock::system_now());
         }
         if (observer* o = impl_->obs())
         {
@@ -517,11 +539,18 @@ private:
                 const std::string path = url_path_only(handle_->url), host = url_host(handle_->url);
                 notify_retry(*o, put_info(path, host), attempts_, ec ? ec : storage_ec, r.status, delay);
             }
+            if (trace_)
+            {
+                trace_->wait_start("backoff", server_wait ? "retry_after" : "backoff", 0, delay, clock::system_now());
+                trace_->wait_attribute("digital_delivery.retry.cause", std::string(error_type(ec ? ec : storage_ec)));
+            }
             backoff_timer_.expires_after(delay);
             backoff_timer_.async_wait(boost::asio::bind_cancellation_slot(
                 child_.slot(),
-                [self = shared_from_this()](error_code) {
+                [self = shared_from_this()](error_code wec) {
                     self->child_in_flight_ = false;
+                    if (self->trace_)
+                        self->trace_->wait_end(wec, clock::system_now());
                     if (self->reason_)
                         return self->finish(self->reason_);
                     self->restart(false);
@@ -655,6 +684,37 @@ private:
         if (opts_.on_progress)
             opts_.on_progress(p);
         observe_progress(p);
+        if (trace_ && put_in_flight_)
+            trace_progress(p.bytes_sent);
+    }
+
+    // ---- spans (impl/trace/op_trace.hpp; only with a trace) ----
+
+    // The upload's INTERNAL span; the API requests inside it (the create or
+    // replace, a URL refresh, the re-read) join it as their parent.
+    void start_trace()
+    {
+        const auto parent = impl_->trace_parent_of(&request_.get());
+        trace_ = op_trace::start(impl_->tracer(), impl_->params().trace, parent.get(), "upload_asset", clock::system_now());
+        if (!trace_)
+            return;
+        request_.set_trace_parent(trace_->nested());
+        traced_ = trace_->recording();
+    }
+
+    // Progress as the PUT span's events: the meter's reports (already
+    // coalesced), and the attempt's last count when it ends.
+    void trace_progress(std::uint64_t sent)
+    {
+        if (sent == traced_bytes_)
+            return;
+        traced_bytes_ = sent;
+        span_event e;
+        e.name = "upload.progress";
+        e.time = clock::system_now();
+        e.attributes.push_back({"digital_delivery.upload.bytes_sent", static_cast<std::int64_t>(sent)});
+        e.attributes.push_back({"digital_delivery.upload.bytes_total", static_cast<std::int64_t>(size_)});
+        trace_->attempt_event(std::move(e));
     }
 
     // ---- observer events (impl/engine/observe.hpp) ----
@@ -745,6 +805,8 @@ private:
             observe_progress(*last);
         }
         observe_end(ec);
+        if (trace_)
+            trace_->end(ec, clock::system_now());
         completed_ = true;
         auto slot = boost::asio::get_associated_cancellation_slot(handler_);
         if (slot.is_connected())
@@ -774,6 +836,9 @@ private:
     bool handle_fresh_ = false;
     unsigned attempts_ = 0;
     error_code reason_;  // why the operation is being abandoned
+    std::unique_ptr<op_trace> trace_;  // with a tracer or a parent
+    bool traced_ = false;              // spans recorded: progress reports wanted
+    std::uint64_t traced_bytes_ = 0;   // the PUT span's last progress event
     bool child_in_flight_ = false;
     bool put_in_flight_ = false;
     bool uploaded_ = false;
