@@ -44,8 +44,8 @@ struct otlp_exporter_params
 
     /// Header fields added to every POST, e.g. a collector's authentication
     /// (as OTEL_EXPORTER_OTLP_HEADERS). Their values appear in no span, log or
-    /// error. Names must be settable (not Host, Content-Length,
-    /// Transfer-Encoding; no CR or LF). Default: none.
+    /// error. Not X-Auth-Token, Host, Content-Type, Content-Length or
+    /// Transfer-Encoding; no CR or LF. Default: none.
     std::vector<std::pair<std::string, std::string>> headers{};
 
     /// A file that receives one ExportTraceServiceRequest per line, appended

@@ -50,6 +50,9 @@ struct otlp_exporter::state : std::enable_shared_from_this<otlp_exporter::state>
     std::string url;
     detail::otlp_resource resource;
     std::FILE* file = nullptr;
+    // On its own thread, shutdown() waits (bounded) for the last export, retries
+    // included; on an executor nobody waits: a failed POST after shutdown() ends there.
+    bool retries_after_shutdown = false;
     boost::asio::strand<boost::asio::any_io_executor> strand;
 
     // Under mtx.
@@ -168,7 +171,7 @@ struct otlp_exporter::state : std::enable_shared_from_this<otlp_exporter::state>
             std::lock_guard<std::mutex> lk(mtx);
             stop = stopping;
         }
-        if (attempt >= params.max_attempts || stop)
+        if (attempt >= params.max_attempts || (stop && !retries_after_shutdown))
             return finish(false);
         std::optional<std::chrono::milliseconds> server_wait;
         if (resp.status == 429 || resp.status == 503)
@@ -313,6 +316,7 @@ DIGITAL_DELIVERY_DECL otlp_exporter::otlp_exporter(otlp_exporter_params params) 
 {
     s_ = std::make_shared<state>(own_->ioc.get_executor(), std::move(params));
     detail::setup_exporter(*s_, own_->ioc.get_executor());
+    s_->retries_after_shutdown = true;
     own_->thread = std::thread([io = &own_->ioc] { io->run(); });
 }
 
