@@ -16,9 +16,13 @@
 // then the request goes through the schema's own fromObject, verify, encode and
 // decode, with the ids as bytes.
 //
-// Usage: check_otlp.js FILE...   (each line of each file one request)
-// Exit 0 when every line of every file passes and there is at least one line;
-// otherwise one message per problem on stderr and exit 1.
+// Usage: check_otlp.js [--links] [--expect-span NAME]... [--expect-attr NAME:KEY~TEXT]... FILE...
+// (each line of each file one request). Then, over all the spans of the files:
+//   --links        every parentSpanId is the spanId of a span of the same trace;
+//   --expect-span  a span of that name exists;
+//   --expect-attr  a span NAME has a string attribute KEY that contains TEXT.
+// Exit 0 when every line of every file passes, there is at least one line and
+// every expectation holds; otherwise one message per problem on stderr, exit 1.
 'use strict';
 
 const fs = require('fs');
@@ -186,13 +190,50 @@ function checkRequest(text) {
   return [];
 }
 
-function main(files) {
+// The problems of the expectations over every span of the requests.
+function checkExpectations(requests, opts) {
+  const spans = requests.flatMap((r) => r.resourceSpans.flatMap((rs) => (rs.scopeSpans || []).flatMap((ss) => ss.spans || [])));
+  const problems = [];
+  if (opts.links) {
+    const traceOf = new Map(spans.map((s) => [s.spanId, s.traceId]));
+    for (const s of spans) {
+      if (!s.parentSpanId) continue;
+      if (!traceOf.has(s.parentSpanId)) problems.push(`span "${s.name}": its parent ${s.parentSpanId} is no exported span`);
+      else if (traceOf.get(s.parentSpanId) !== s.traceId) problems.push(`span "${s.name}": its parent is of another trace`);
+    }
+  }
+  for (const name of opts.spans) {
+    if (!spans.some((s) => s.name === name)) problems.push(`no span named "${name}"`);
+  }
+  for (const e of opts.attrs) {
+    const m = /^([^:]+):([^~]+)~(.*)$/.exec(e);
+    if (!m) {
+      problems.push(`--expect-attr ${e}: NAME:KEY~TEXT expected`);
+      continue;
+    }
+    const [, name, key, text] = m;
+    const ok = spans.some((s) => s.name === name && (s.attributes || []).some((a) => a.key === key && typeof a.value.stringValue === 'string' && a.value.stringValue.includes(text)));
+    if (!ok) problems.push(`no span "${name}" with ${key} containing "${text}"`);
+  }
+  return { count: spans.length, problems };
+}
+
+function main(args) {
+  const opts = { links: false, spans: [], attrs: [] };
+  const files = [];
+  for (let i = 0; i < args.length; ++i) {
+    if (args[i] === '--links') opts.links = true;
+    else if (args[i] === '--expect-span' && i + 1 < args.length) opts.spans.push(args[++i]);
+    else if (args[i] === '--expect-attr' && i + 1 < args.length) opts.attrs.push(args[++i]);
+    else files.push(args[i]);
+  }
   if (!files.length) {
-    console.error('usage: check_otlp.js FILE...');
+    console.error('usage: check_otlp.js [--links] [--expect-span NAME]... [--expect-attr NAME:KEY~TEXT]... FILE...');
     return 2;
   }
   let lines = 0;
   let failed = 0;
+  const requests = [];
   for (const f of files) {
     fs.readFileSync(f, 'utf8').split('\n').forEach((line, i) => {
       if (!line) return;
@@ -200,16 +241,19 @@ function main(files) {
       const problems = checkRequest(line);
       for (const p of problems) console.error(`${f}:${i + 1}: ${p}`);
       if (problems.length) ++failed;
+      else requests.push(JSON.parse(line));
     });
   }
   if (lines === 0) {
     console.error('check_otlp: no request to check');
     return 1;
   }
-  console.log(`check_otlp: ${lines} request(s), ${failed} failed`);
-  return failed ? 1 : 0;
+  const expected = checkExpectations(requests, opts);
+  for (const p of expected.problems) console.error(`check_otlp: ${p}`);
+  console.log(`check_otlp: ${lines} request(s), ${expected.count} span(s), ${failed} failed, ${expected.problems.length} expectation(s) unmet`);
+  return failed || expected.problems.length ? 1 : 0;
 }
 
-module.exports = { checkRequest };
+module.exports = { checkRequest, checkExpectations };
 
 if (require.main === module) process.exit(main(process.argv.slice(2)));
