@@ -19,8 +19,15 @@ namespace detail {
 inline void append_json_escaped(std::string& out, std::string_view v)
 {
     static constexpr char hex[] = "0123456789abcdef";
-    for (unsigned char c : v)
+    // Runs of bytes that need no escape go in one append.
+    std::size_t run = 0;
+    for (std::size_t i = 0; i < v.size(); ++i)
     {
+        const auto c = static_cast<unsigned char>(v[i]);
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+            continue;
+        out.append(v.data() + run, i - run);
+        run = i + 1;
         switch (c)
         {
         case '"': out += "\\\""; break;
@@ -29,16 +36,12 @@ inline void append_json_escaped(std::string& out, std::string_view v)
         case '\r': out += "\\r"; break;
         case '\t': out += "\\t"; break;
         default:
-            if (c < 0x20 || c == 0x7f)
-            {
-                out += "\\u00";
-                out += hex[c >> 4];
-                out += hex[c & 15];
-            }
-            else
-                out += static_cast<char>(c);
+            out += "\\u00";
+            out += hex[c >> 4];
+            out += hex[c & 15];
         }
     }
+    out.append(v.data() + run, v.size() - run);
 }
 
 /// Appends `v` to `out` as a JSON string, quotes included.

@@ -15,6 +15,7 @@
 #include <digital_delivery/tracer.hpp>
 
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -31,11 +32,21 @@ template <std::size_t N>
 void append_hex(std::string& out, const std::array<std::uint8_t, N>& bytes)
 {
     static constexpr char hex[] = "0123456789abcdef";
-    for (std::uint8_t b : bytes)
+    char buf[2 * N];
+    for (std::size_t i = 0; i < N; ++i)
     {
-        out += hex[b >> 4];
-        out += hex[b & 15];
+        buf[2 * i] = hex[bytes[i] >> 4];
+        buf[2 * i + 1] = hex[bytes[i] & 15];
     }
+    out.append(buf, sizeof buf);
+}
+
+/// Appends `v` in decimal.
+inline void append_int(std::string& out, std::int64_t v)
+{
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
 }
 
 template <std::size_t N>
@@ -53,7 +64,7 @@ inline void append_unix_nano(std::string& out, std::chrono::system_clock::time_p
 {
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
     out += '"';
-    out += std::to_string(ns > 0 ? ns : 0);
+    append_int(out, ns > 0 ? ns : 0);
     out += '"';
 }
 
@@ -68,7 +79,7 @@ inline void append_any_value(std::string& out, const attribute_value& v)
     else if (const auto* i = std::get_if<std::int64_t>(&v))
     {
         out += "{\"intValue\":\"";
-        out += std::to_string(*i);
+        append_int(out, *i);
         out += '"';
     }
     else if (const auto* d = std::get_if<double>(&v))
@@ -134,7 +145,7 @@ inline void append_span(std::string& out, const span_data& s)
     out += ",\"name\":";
     append_json_string(out, s.name);
     out += ",\"kind\":";
-    out += std::to_string(static_cast<int>(s.kind));
+    append_int(out, static_cast<int>(s.kind));
     out += ",\"startTimeUnixNano\":";
     append_unix_nano(out, s.start);
     out += ",\"endTimeUnixNano\":";
@@ -166,7 +177,7 @@ inline void append_span(std::string& out, const span_data& s)
             out += ',';
         }
         out += "\"code\":";
-        out += std::to_string(static_cast<int>(s.status));
+        append_int(out, static_cast<int>(s.status));
     }
     out += "}}";
 }
