@@ -28,7 +28,7 @@ struct trace_context
     trace_id trace{};          ///< The trace id (never all zero in a parsed context).
     span_id span{};            ///< The span id (never all zero in a parsed context).
     std::uint8_t flags = 0;    ///< W3C trace flags, as received (bit 0: sampled).
-    std::string trace_state;   ///< The tracestate, checked and truncated (normalize_tracestate).
+    std::string trace_state{}; ///< The tracestate, checked and truncated (normalize_tracestate).
 
     /// \return Whether the sampled flag (bit 0) is set.
     bool sampled() const noexcept { return (flags & 1u) != 0; }
@@ -53,8 +53,9 @@ DIGITAL_DELIVERY_DECL std::optional<trace_context> parse_trace_context(
 /// A `tracestate` value fit to propagate: list members checked by the W3C
 /// grammar (a key, '=', a value; empty members skipped), at most 32 members
 /// and 512 characters. A tracestate with an invalid member or a key twice
-/// becomes "" (it cannot be forwarded in part). Too long: members longer than
-/// 128 characters are dropped first, then members from the end, always whole.
+/// becomes "" (it cannot be forwarded in part). Members after the 32nd are
+/// dropped; then, over 512 characters, members longer than 128 characters
+/// are dropped first, then members from the end, always whole.
 /// \param tracestate The received value.
 /// \return The members kept, joined with ','.
 DIGITAL_DELIVERY_DECL std::string normalize_tracestate(std::string_view tracestate);
@@ -74,10 +75,11 @@ struct trace_params
     /// Called at the start of each operation that was given no parent
     /// (request_options::trace_parent, or a `traceparent` in
     /// request_options::extra_headers): the parent it joins, or nothing (a
-    /// new trace). Called on the thread that starts the operation: for a
-    /// request function, the caller's, inside the call; for the pages of a
-    /// paginated listing after the first, the thread completing the previous
-    /// page. Must not throw. Default: none.
+    /// new trace). A request function and an upload call it inside the
+    /// call, on the caller's thread (the upload's own requests then join the
+    /// upload's span); each page of a paginated listing and each request of
+    /// a workflow (watermark waiter, asset edits) is an operation of its own
+    /// and calls it when it starts. Must not throw. Default: none.
     std::function<std::optional<trace_context>()> context{};
 
     /// With a tracer: whether a parent whose sampled flag is 0 is followed

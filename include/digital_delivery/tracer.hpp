@@ -46,16 +46,16 @@ using attribute_value = std::variant<std::string, std::int64_t, double, bool>;
 /// "http.request.method", "server.address", ...).
 struct attribute
 {
-    std::string key;        ///< The attribute's name.
-    attribute_value value;  ///< Its value.
+    std::string key{};        ///< The attribute's name.
+    attribute_value value{};  ///< Its value.
 };
 
 /// A timestamped event inside a span (an upload's progress).
 struct span_event
 {
-    std::string name;                             ///< The event's name.
+    std::string name{};                           ///< The event's name.
     std::chrono::system_clock::time_point time{};  ///< When it happened.
-    std::vector<attribute> attributes;            ///< Its attributes.
+    std::vector<attribute> attributes{};          ///< Its attributes.
 };
 
 /// A finished span: everything an exporter needs. Secrets never appear in it
@@ -66,15 +66,15 @@ struct span_data
     span_id id{};              ///< Its own id.
     span_id parent{};          ///< Its parent's id; all zero for a root span.
     std::uint8_t flags = 1;    ///< W3C trace flags (bit 0: sampled).
-    std::string trace_state;   ///< W3C tracestate, as propagated.
-    std::string name;          ///< "GET /orders/{id}", "get_order", ...
+    std::string trace_state{}; ///< W3C tracestate, as propagated.
+    std::string name{};        ///< "GET /orders/{id}", "get_order", ...
     span_kind kind = span_kind::internal;  ///< Client for an HTTP attempt.
     std::chrono::system_clock::time_point start{};  ///< When it started.
     std::chrono::system_clock::time_point end{};    ///< When it ended.
-    std::vector<attribute> attributes;  ///< Its attributes.
-    std::vector<span_event> events;     ///< Its events, in order.
+    std::vector<attribute> attributes{};  ///< Its attributes.
+    std::vector<span_event> events{};     ///< Its events, in order.
     span_status status = span_status::unset;  ///< Its status code.
-    std::string status_message;  ///< With span_status::error: what happened ("" otherwise).
+    std::string status_message{};  ///< With span_status::error: what happened ("" otherwise).
 };
 
 /// Receives the client's finished spans (client_params::tracer). Ready-made:

@@ -5,6 +5,7 @@
 // uploads, through the public API over the fake transport.
 #include "fixtures.hpp"
 
+#include <digital_delivery/raw_request.hpp>
 #include <digital_delivery/testing/virtual_clock.hpp>
 #include <digital_delivery/trace_context.hpp>
 #include <digital_delivery/tracer.hpp>
@@ -174,6 +175,14 @@ TEST(trace_context, tracestate_keeps_32_members_and_512_characters)
     EXPECT_EQ(std::count(kept.begin(), kept.end(), '=') , 32);
     EXPECT_TRUE(kept.starts_with("k0=v,k1=v,")) << kept;
     EXPECT_TRUE(kept.ends_with(",k31=v")) << kept;
+    // Too many members, and one of them long but the whole short enough: the
+    // last ones go, the long one stays.
+    std::string with_long = "long=" + std::string(200, 'x');
+    for (int i = 0; i < 32; ++i)
+        with_long += ",k" + std::to_string(i) + "=v";
+    const std::string kept_long = dd::normalize_tracestate(with_long);
+    EXPECT_TRUE(kept_long.starts_with("long=")) << kept_long;
+    EXPECT_TRUE(kept_long.ends_with(",k30=v")) << kept_long;
 
     // 512 characters are kept whole.
     std::string exact;
@@ -427,6 +436,27 @@ TEST_F(trace_test, extra_headers_traceparent_is_the_parent_and_the_librarys_head
     EXPECT_EQ(header(fake->requests().at(2), "tracestate"), "(none)");
 }
 
+TEST_F(trace_test, a_parent_built_by_hand_is_checked_before_it_is_sent)
+{
+    auto c = make_client(false);
+    // All-zero ids: no parent, nothing sent.
+    fake->expect_any().respond(200, ok_order());
+    dd::request_options zero{.trace_parent = dd::trace_context{}};
+    run([&](auto t) { return dd::async_get_order(c, "o1", zero, t); });
+    EXPECT_EQ(header(fake->requests().at(0), "traceparent"), "(none)");
+    // A tracestate that is not one (CR LF, an injected header): dropped.
+    dd::trace_context by_hand = *dd::parse_trace_context(parent_tp);
+    by_hand.trace_state = "a=1\r\nX-Injected: yes";
+    fake->expect_any().respond(200, ok_order());
+    dd::request_options opts{.trace_parent = by_hand};
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", opts, t); });
+    ASSERT_FALSE(ec);
+    const auto sent = fake->requests().at(1);
+    EXPECT_EQ(header(sent, "traceparent"), parent_tp);
+    EXPECT_EQ(header(sent, "tracestate"), "(none)");
+    EXPECT_EQ(header(sent, "X-Injected"), "(none)");
+}
+
 TEST_F(trace_test, an_invalid_parent_is_ignored_and_the_request_goes_on)
 {
     auto c = make_client(true);
@@ -475,6 +505,20 @@ TEST_F(trace_test, an_attempt_span_has_the_http_client_attributes)
             {
                 EXPECT_EQ(v->find("sk_test_SECRET"), std::string::npos) << at.key;
             }
+}
+
+TEST_F(trace_test, a_raw_request_has_no_url_template)
+{
+    auto c = make_client(true);
+    fake->expect_any().respond(200, R"({"shop":{}})");
+    dd::raw_request r{.method = dd::http_method::get, .path = "/shop"};
+    auto [ec, v] = run([&](auto t) { return dd::async_raw_request(c, r, t); });
+    ASSERT_FALSE(ec);
+    ASSERT_EQ(tr->spans.size(), 2u);
+    EXPECT_EQ(tr->spans[0].name, "GET");
+    EXPECT_EQ(attr(tr->spans[0], "url.template"), nullptr);
+    EXPECT_EQ(str_attr(tr->spans[0], "url.full"), std::string(base_url) + "/shop");
+    EXPECT_EQ(tr->spans[1].name, "raw_request");
 }
 
 TEST_F(trace_test, a_503_then_200_gives_two_attempts_a_backoff_and_a_resend_count)
@@ -647,6 +691,22 @@ TEST_F(trace_test, an_upload_has_its_create_put_and_reread_under_its_span)
                 EXPECT_EQ(v->find("hunter2"), std::string::npos) << at.key;
                 EXPECT_EQ(v->find("AKIAEXAMPLE"), std::string::npos) << at.key;
             }
+}
+
+TEST_F(trace_test, an_upload_asks_the_provider_once_and_its_requests_join_its_span)
+{
+    int asked = 0;
+    auto c = make_client(true, {.context = [&] {
+                                    ++asked;
+                                    return dd::parse_trace_context(parent_tp);
+                                }});
+    ASSERT_FALSE(upload(c)) << diag.to_string();
+    EXPECT_EQ(asked, 1);
+    const dd::span_data* up = tr->named("upload_asset");
+    ASSERT_TRUE(up);
+    EXPECT_EQ(hex(up->parent), parent_span);
+    EXPECT_EQ(tr->named("create_asset")->parent, up->id);
+    EXPECT_EQ(tr->named("get_asset")->parent, up->id);
 }
 
 TEST_F(trace_test, storage_gets_the_trace_headers_only_when_configured)

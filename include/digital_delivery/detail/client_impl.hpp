@@ -55,10 +55,9 @@ struct prepared_request
     std::optional<retry_params> retry;  ///< Per-request override.
     std::string_view endpoint;       ///< For observers: the endpoint's name (static storage).
     std::string_view path_template;  ///< For observers: static storage, or empty (raw requests: use path).
-    /// The trace this operation joins (request_options::trace_parent, a
-    /// `traceparent` among the extra headers, or trace_params::context):
-    /// null without one.
-    std::unique_ptr<trace_context> trace_parent;
+    // The trace parent travels in request.headers (`traceparent`,
+    // `tracestate`): no member here, so that a request without a trace costs
+    // nothing more to build, move and destroy.
 };
 
 /// What a request's completion carries into the decoding layer.
@@ -123,8 +122,8 @@ public:
     /// The parent an operation started with `opts` joins, by precedence:
     /// request_options::trace_parent; with a tracer or a context provider, a
     /// valid `traceparent` (and `tracestate`) among the extra headers, else
-    /// the provider's. Null when there is none.
-    DIGITAL_DELIVERY_DECL std::unique_ptr<trace_context> trace_parent_of(const request_options* opts) const;
+    /// the provider's. None when there is none.
+    DIGITAL_DELIVERY_DECL std::optional<trace_context> trace_parent_of(const request_options* opts) const;
     /// The base URL's server.address (host name) and server.port, for spans.
     const std::string& server_address() const noexcept { return server_address_; }
     std::int64_t server_port() const noexcept { return server_port_; }

@@ -163,12 +163,12 @@ DIGITAL_DELIVERY_DECL detail::client_impl::client_impl(any_transport t, client_p
     server_port_ = server.port;
 }
 
-DIGITAL_DELIVERY_DECL std::unique_ptr<trace_context> detail::client_impl::trace_parent_of(const request_options* opts) const
+DIGITAL_DELIVERY_DECL std::optional<trace_context> detail::client_impl::trace_parent_of(const request_options* opts) const
 {
-    if (opts && opts->trace_parent)
-        return std::make_unique<trace_context>(*opts->trace_parent);
+    if (opts && opts->trace_parent && is_valid_context(*opts->trace_parent))
+        return opts->trace_parent;
     if (!tracing_)
-        return nullptr;
+        return std::nullopt;
     if (opts)
     {
         // The last traceparent given wins, as in the request's headers.
@@ -183,15 +183,15 @@ DIGITAL_DELIVERY_DECL std::unique_ptr<trace_context> detail::client_impl::trace_
         if (!tp.empty())
         {
             if (auto c = parse_trace_context(tp, ts))
-                return std::make_unique<trace_context>(std::move(*c));
+                return c;
         }
     }
     if (params_.trace.context)
     {
-        if (auto c = params_.trace.context())
-            return std::make_unique<trace_context>(std::move(*c));
+        if (auto c = params_.trace.context(); c && is_valid_context(*c))
+            return c;
     }
-    return nullptr;
+    return std::nullopt;
 }
 
 DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
@@ -307,8 +307,13 @@ DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
         }
     }
     out.request.body = std::move(body);
+    // The parent goes in the headers: forwarded as it is without a tracer,
+    // read back by the operation with one (execute_op::start_trace).
     if ((opts && opts->trace_parent) || tracing_)
-        out.trace_parent = trace_parent_of(opts);
+    {
+        if (const auto parent = trace_parent_of(opts))
+            set_trace_headers(h, *parent);
+    }
 }
 
 DIGITAL_DELIVERY_DECL rate_limit_snapshot detail::client_impl::rate_limit() const
@@ -633,11 +638,15 @@ struct execute_op
 
     // ---- spans (only called when the operation has a trace) ----
 
+    // The parent is in the request's headers (client_impl::prepare).
     void start_trace()
     {
         execute_state& s = *s_;
         const std::string_view name = s.p.endpoint.empty() ? std::string_view("raw_request") : s.p.endpoint;
-        s.trace = op_trace::start(s.self->tracer(), s.self->params().trace, s.p.trace_parent.get(), name, clock::system_now());
+        std::optional<trace_context> parent;
+        if (const auto tp = s.p.request.headers.find("traceparent"))
+            parent = parse_trace_context(*tp, s.p.request.headers.find("tracestate").value_or(std::string_view()));
+        s.trace = op_trace::start(s.self->tracer(), s.self->params().trace, parent ? &*parent : nullptr, name, clock::system_now());
     }
 
     void trace_limiter_wait()
@@ -763,7 +772,7 @@ struct execute_op
         {
             if (s.self->obs())
                 s.info = observed_request(s.p, s.self->host());
-            if (s.self->tracer() || s.p.trace_parent)
+            if (s.self->tracer())
                 start_trace();
             if (s.diag)
             {

@@ -48,6 +48,13 @@ DIGITAL_DELIVERY_DECL std::string redacted_url_full(std::string_view url);
 /// secret, password or apikey / api_key / accesskey.
 DIGITAL_DELIVERY_DECL bool is_secret_query_key(std::string_view key) noexcept;
 
+/// Whether a context can be a parent: its trace and span ids are not all zero.
+DIGITAL_DELIVERY_DECL bool is_valid_context(const trace_context& c) noexcept;
+
+/// Sets `traceparent` (version 00, the context's ids and flags) and
+/// `tracestate` (normalize_tracestate of the context's; removed when empty).
+DIGITAL_DELIVERY_DECL void set_trace_headers(http_headers& h, const trace_context& c);
+
 /// `server.address` (the host name, an IPv6 address without its brackets)
 /// and `server.port` (the URL's, else the scheme's) of an absolute URL.
 struct server_endpoint

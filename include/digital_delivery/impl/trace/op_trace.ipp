@@ -84,6 +84,22 @@ DIGITAL_DELIVERY_DECL span_id new_span_id() noexcept
     return id;
 }
 
+DIGITAL_DELIVERY_DECL bool is_valid_context(const trace_context& c) noexcept
+{
+    const auto nonzero = [](std::uint8_t b) { return b != 0; };
+    return std::any_of(c.trace.begin(), c.trace.end(), nonzero) && std::any_of(c.span.begin(), c.span.end(), nonzero);
+}
+
+DIGITAL_DELIVERY_DECL void set_trace_headers(http_headers& h, const trace_context& c)
+{
+    h.set("traceparent", format_traceparent(c.trace, c.span, c.flags));
+    const std::string state = normalize_tracestate(c.trace_state);
+    if (state.empty())
+        h.erase("tracestate");
+    else
+        h.set("tracestate", state);
+}
+
 DIGITAL_DELIVERY_DECL bool is_secret_query_key(std::string_view key) noexcept
 {
     std::string k(key.substr(0, 64));
@@ -210,6 +226,7 @@ DIGITAL_DELIVERY_DECL std::unique_ptr<op_trace> op_trace::start(
     if (parent)
     {
         t->parent_ = *parent;
+        t->parent_.trace_state = normalize_tracestate(parent->trace_state);
         t->has_parent_ = true;
     }
     if (!record)
@@ -220,7 +237,7 @@ DIGITAL_DELIVERY_DECL std::unique_ptr<op_trace> op_trace::start(
     op.parent = parent ? parent->span : span_id{};
     op.flags = 1;
     if (parent)
-        op.trace_state = parent->trace_state;
+        op.trace_state = t->parent_.trace_state;
     op.id = new_span_id();
     op.name.assign(name.data(), name.size());
     op.kind = span_kind::internal;
@@ -242,15 +259,13 @@ DIGITAL_DELIVERY_DECL trace_context op_trace::nested() const
 
 DIGITAL_DELIVERY_DECL void op_trace::inject(http_headers& h) const
 {
-    const std::string& state = recording() ? op_.trace_state : parent_.trace_state;
-    if (recording())
-        h.set("traceparent", format_traceparent(op_.trace, attempt_ ? attempt_->id : op_.id, op_.flags));
-    else
-        h.set("traceparent", format_traceparent(parent_.trace, parent_.span, parent_.flags));
-    if (state.empty())
+    if (!recording())
+        return set_trace_headers(h, parent_);
+    h.set("traceparent", format_traceparent(op_.trace, attempt_ ? attempt_->id : op_.id, op_.flags));
+    if (op_.trace_state.empty())
         h.erase("tracestate");
     else
-        h.set("tracestate", state);
+        h.set("tracestate", op_.trace_state);
 }
 
 DIGITAL_DELIVERY_DECL span_data op_trace::child(std::string name, span_kind kind, time_point now) const

@@ -143,10 +143,14 @@ DIGITAL_DELIVERY_DECL std::string normalize_tracestate(std::string_view ts)
             n += m.size();
         return n;
     };
-    if (members.size() > max_members || joined_size() > max_chars)
+    // Too many members: the last ones go. Too long: the members over 128
+    // characters go first, then members from the end.
+    if (members.size() > max_members)
+        members.resize(max_members);
+    if (joined_size() > max_chars)
     {
         std::erase_if(members, [&](std::string_view m) { return m.size() > long_member; });
-        while (members.size() > max_members || joined_size() > max_chars)
+        while (joined_size() > max_chars)
             members.pop_back();
     }
     std::string out;

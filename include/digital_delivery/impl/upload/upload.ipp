@@ -294,6 +294,9 @@ public:
                 });
             });
         }
+        // The parent, asked for on the caller's thread (trace_params::context).
+        if (impl_->tracer() || request_.get().trace_parent || impl_->params().trace.context)
+            start_trace();
         // Never complete inline: even a rejected argument goes through the strand.
         boost::asio::post(strand_, [self = shared_from_this()] { self->begin(); });
     }
@@ -347,8 +350,6 @@ private:
         else if (auto* m = dynamic_cast<memory_source*>(src_.get()); m && !m->executor())
             m->set_executor(impl_->get_executor());
         tracked_ = std::make_shared<tracked_source>(src_, weak_from_this());
-        if (impl_->tracer() || request_.get().trace_parent || impl_->params().trace.context)
-            start_trace();
         if (request_.get().deadline)
         {
             deadline_timer_.expires_at(*request_.get().deadline);
@@ -695,7 +696,7 @@ private:
     void start_trace()
     {
         const auto parent = impl_->trace_parent_of(&request_.get());
-        trace_ = op_trace::start(impl_->tracer(), impl_->params().trace, parent.get(), "upload_asset", clock::system_now());
+        trace_ = op_trace::start(impl_->tracer(), impl_->params().trace, parent ? &*parent : nullptr, "upload_asset", clock::system_now());
         if (!trace_)
             return;
         request_.set_trace_parent(trace_->nested());
