@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -86,6 +87,34 @@ struct listener
     }
 };
 
+/// Reads from `c` into `data` until it holds `until` (or the peer stops
+/// sending); returns whether it does.
+bool read_until(int c, std::string& data, const std::function<bool()>& until)
+{
+    char buf[8192];
+    while (!until())
+    {
+        const ssize_t n = ::read(c, buf, sizeof buf);
+        if (n <= 0)
+            return false;
+        data.append(buf, static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+/// Accepts the connections of `in` until it is shut down, handing each to `f`.
+template <class F>
+void accept_each(const listener& in, F f)
+{
+    for (;;)
+    {
+        const int c = ::accept4(in.fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0)
+            return;
+        f(c);
+    }
+}
+
 // ---- a stand-in API: fixed answers, byte for byte ----------------------------------------
 //
 // Answers each request with the body set for its path (without the query),
@@ -107,20 +136,9 @@ public:
 private:
     void serve()
     {
-        for (;;)
-        {
-            const int c = ::accept4(in_.fd, nullptr, nullptr, SOCK_CLOEXEC);
-            if (c < 0)
-                return;
+        accept_each(in_, [this](int c) {
             std::string req;
-            char buf[4096];
-            while (req.find("\r\n\r\n") == std::string::npos)
-            {
-                const ssize_t n = ::read(c, buf, sizeof buf);
-                if (n <= 0)
-                    break;
-                req.append(buf, static_cast<std::size_t>(n));
-            }
+            read_until(c, req, [&] { return req.find("\r\n\r\n") != std::string::npos; });
             const auto sp = req.find(' '), end = req.find_first_of(" ?", sp + 1);
             const std::string path = sp == std::string::npos ? std::string() : req.substr(sp + 1, end - sp - 1);
             const auto it = bodies_.find(path.substr(std::min(path.size(), std::string("/api/v1/external").size())));
@@ -130,7 +148,7 @@ private:
                                        std::to_string(body.size()) + "\r\n\r\n" + body;
             (void)::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
             ::close(c);
-        }
+        });
     }
 
     listener in_;
@@ -1366,36 +1384,20 @@ public:
 private:
     void serve()
     {
-        for (;;)
-        {
-            const int c = ::accept4(in_.fd, nullptr, nullptr, SOCK_CLOEXEC);
-            if (c < 0)
-                return;
+        accept_each(in_, [this](int c) {
             for (;;)  // keep-alive: one request after another
             {
                 std::string data;
-                char buf[8192];
-                auto fill = [&] {
-                    const ssize_t n = ::read(c, buf, sizeof buf);
-                    if (n > 0)
-                        data.append(buf, static_cast<std::size_t>(n));
-                    return n > 0;
-                };
-                while (data.find("\r\n\r\n") == std::string::npos && fill())
-                {
-                }
-                const auto end = data.find("\r\n\r\n");
-                if (end == std::string::npos)
+                if (!read_until(c, data, [&] { return data.find("\r\n\r\n") != std::string::npos; }))
                     break;
+                const auto end = data.find("\r\n\r\n");
                 std::string head = data.substr(0, end);
                 std::string lower_head = head;
                 std::transform(lower_head.begin(), lower_head.end(), lower_head.begin(), ::tolower);
                 std::size_t length = 0;
                 if (auto p = lower_head.find("content-length:"); p != std::string::npos)
                     length = std::stoul(head.substr(p + 15));
-                while (data.size() < end + 4 + length && fill())
-                {
-                }
+                read_until(c, data, [&] { return data.size() >= end + 4 + length; });
                 {
                     std::lock_guard<std::mutex> lk(mtx_);
                     received_.emplace_back(head, data.substr(end + 4, length));
@@ -1404,7 +1406,7 @@ private:
                 (void)::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
             }
             ::close(c);
-        }
+        });
     }
 
     listener in_;
