@@ -101,7 +101,9 @@ struct otlp_exporter_stats
 {
     std::uint64_t exported = 0;               ///< Spans every destination accepted.
     std::uint64_t dropped_queue_full = 0;     ///< Spans that found the queue full, or came after shutdown().
-    std::uint64_t dropped_export_failed = 0;  ///< Spans of batches a destination refused or could not be reached for.
+    /// Spans of batches a destination refused or could not be reached for,
+    /// and those a collector's partial success says it rejected.
+    std::uint64_t dropped_export_failed = 0;
     std::uint64_t export_requests = 0;        ///< POSTs sent, retries included.
     /// \return Every span dropped.
     std::uint64_t dropped() const noexcept { return dropped_queue_full + dropped_export_failed; }

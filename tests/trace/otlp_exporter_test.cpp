@@ -245,6 +245,38 @@ TEST_F(otlp_exporter_test, a_400_drops_the_batch_without_retrying)
     EXPECT_NE(metrics->prometheus().find("dd_client_spans_dropped_total 2\n"), std::string::npos);
 }
 
+TEST_F(otlp_exporter_test, spans_a_partial_success_rejects_are_counted_dropped)
+{
+    dd::testing::virtual_clock vc;
+    auto metrics = std::make_shared<dd::metrics_observer>();
+    dd::otlp_exporter e(ioc.get_executor(), collector({.schedule_delay = 10ms, .metrics = metrics}));
+    fake->expect(dd::http_method::post, "/v1/traces")
+        .respond(200, R"({"partialSuccess":{"rejectedSpans":"1","errorMessage":"span too large"}})");
+    fake->expect(dd::http_method::post, "/v1/traces").respond(200, R"({"partialSuccess":{}})");
+    e.on_end(make_span(1));
+    e.on_end(make_span(2));
+    EXPECT_TRUE(flush(e, vc));
+    e.on_end(make_span(3));
+    EXPECT_TRUE(flush(e, vc));
+    EXPECT_EQ(e.stats().exported, 2u);
+    EXPECT_EQ(e.stats().dropped_export_failed, 1u);
+    EXPECT_EQ(metrics->snapshot().spans_dropped, 1u);
+    EXPECT_EQ(fake->requests().size(), 2u);  // a partial success is not resent
+}
+
+TEST(otlp_json, rejected_spans_of_a_partial_success)
+{
+    using dd::detail::rejected_spans;
+    EXPECT_EQ(rejected_spans(""), 0u);
+    EXPECT_EQ(rejected_spans("{}"), 0u);
+    EXPECT_EQ(rejected_spans(R"({"partialSuccess":{"rejectedSpans":"3"}})"), 3u);
+    EXPECT_EQ(rejected_spans(R"({"partialSuccess":{"rejectedSpans":4}})"), 4u);
+    EXPECT_EQ(rejected_spans(R"({"partialSuccess":{"rejectedSpans":"x"}})"), 0u);
+    EXPECT_EQ(rejected_spans(R"({"partialSuccess":{"rejectedSpans":-1}})"), 0u);
+    EXPECT_EQ(rejected_spans(R"({"partialSuccess":{"rejectedSpans":"2")"), 0u);  // not JSON
+    EXPECT_EQ(rejected_spans("rejectedSpans"), 0u);
+}
+
 TEST_F(otlp_exporter_test, an_unreachable_collector_is_retried_with_backoff_then_the_batch_dropped)
 {
     dd::testing::virtual_clock vc;

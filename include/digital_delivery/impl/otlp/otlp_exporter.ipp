@@ -162,7 +162,8 @@ struct otlp_exporter::state : std::enable_shared_from_this<otlp_exporter::state>
     {
         switch (detail::classify_otlp_post(static_cast<bool>(ec), resp.status))
         {
-        case detail::otlp_post_outcome::delivered: return finish(true);
+        case detail::otlp_post_outcome::delivered:
+            return finish(true, std::min<std::uint64_t>(detail::rejected_spans(resp.body), batch.size()));
         case detail::otlp_post_outcome::rejected: return finish(false);
         case detail::otlp_post_outcome::retry: break;
         }
@@ -190,24 +191,26 @@ struct otlp_exporter::state : std::enable_shared_from_this<otlp_exporter::state>
         }));
     }
 
-    void finish(bool delivered)
+    // `rejected`: of a delivered batch, the spans the collector said it refused.
+    void finish(bool delivered, std::uint64_t rejected = 0)
     {
         const std::uint64_t n = batch.size();
+        const std::uint64_t dropped = delivered ? rejected : n;
         batch.clear();
         busy = false;
         bool more;
         bool urgent;
         {
             std::lock_guard<std::mutex> lk(mtx);
-            (delivered ? stats.exported : stats.dropped_export_failed) += n;
+            stats.exported += n - dropped;
+            stats.dropped_export_failed += dropped;
             processed += n;
             more = !queue.empty();
             urgent = queue.size() >= params.max_batch_size || !flushes.empty() || stopping;
             if (!more)
                 scheduled = false;
         }
-        if (!delivered)
-            count_dropped(n);
+        count_dropped(dropped);
         complete_flushes();
         if (more && urgent)
             boost::asio::post(strand, [self = shared_from_this()] { self->pump(); });

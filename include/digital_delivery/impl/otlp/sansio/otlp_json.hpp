@@ -14,6 +14,9 @@
 #include <digital_delivery/impl/json/json_text.hpp>
 #include <digital_delivery/tracer.hpp>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
 #include <array>
 #include <charconv>
 #include <chrono>
@@ -232,6 +235,40 @@ inline otlp_post_outcome classify_otlp_post(bool failed, unsigned status) noexce
     if (status == 429 || status == 502 || status == 503 || status == 504)
         return otlp_post_outcome::retry;
     return otlp_post_outcome::rejected;
+}
+
+/// The spans a collector's 2xx answer says it rejected: the
+/// ExportTraceServiceResponse's partialSuccess.rejectedSpans (an int64, so a
+/// decimal string or a number in JSON); 0 when absent or unreadable.
+inline std::uint64_t rejected_spans(std::string_view body) noexcept
+{
+    if (body.find("rejectedSpans") == std::string_view::npos)
+        return 0;
+    try
+    {
+        boost::system::error_code ec;
+        const boost::json::value v = boost::json::parse(body, ec);
+        const auto* top = ec ? nullptr : v.if_object();
+        const auto* partial = top ? top->if_contains("partialSuccess") : nullptr;
+        const auto* ps = partial ? partial->if_object() : nullptr;
+        const auto* r = ps ? ps->if_contains("rejectedSpans") : nullptr;
+        if (!r)
+            return 0;
+        if (const auto* u = r->if_uint64())
+            return *u;
+        if (const auto* i = r->if_int64())
+            return *i > 0 ? static_cast<std::uint64_t>(*i) : 0;
+        if (const auto* str = r->if_string())
+        {
+            std::uint64_t n = 0;
+            const auto res = std::from_chars(str->data(), str->data() + str->size(), n);
+            return res.ec == std::errc() && res.ptr == str->data() + str->size() ? n : 0;
+        }
+    }
+    catch (...)
+    {
+    }
+    return 0;
 }
 
 }  // namespace detail
