@@ -17,7 +17,7 @@
 // (examples/run_main_job.sh sets them to a local sandbox).
 //
 //   typical_flow [--write] [--order ORDER_ID] [--notify-customer] [--as-real-service]
-//                [--record CASSETTE | --replay CASSETTE] [FILE]
+//                [--record CASSETTE | --replay CASSETTE] [--trace SPANS] [FILE]
 //
 // It says first which mode it runs in. Against the sandbox it runs every
 // step: the sandbox is recognised by what only it says, its GET /sandbox/health
@@ -38,9 +38,15 @@
 // the run to CASSETTE (the API key, signatures, emails, customer names and
 // licence keys masked); --replay CASSETTE runs the same flow from it, with no
 // service at all (DIGITAL_DELIVERY_BASE_URL and _API_KEY are then optional).
+//
+// Traces (docs/observability.md, "Traces"): --trace SPANS writes the spans of
+// every operation, attempt and wait of the run to the file SPANS, as OTLP
+// JSON (one export request per line, what an OpenTelemetry Collector's file
+// receiver reads), through dd::otlp_exporter; flushed before it exits.
 
 #include <digital_delivery.hpp>
 #include <digital_delivery/beast_transport.hpp>
+#include <digital_delivery/otlp_exporter.hpp>
 #include <digital_delivery/testing/cassette.hpp>
 #include <digital_delivery/upload.hpp>
 #include <digital_delivery/watermark.hpp>
@@ -145,6 +151,7 @@ struct flow_options
     std::string file;              // FILE
     std::string record;            // --record CASSETTE
     std::string replay;            // --replay CASSETTE
+    std::string trace;             // --trace SPANS
 };
 
 // What a recorded run masks besides the built-in secrets.
@@ -372,12 +379,14 @@ int main(int argc, char** argv)
             opts.record = argv[++i];
         else if (a == "--replay" && i + 1 < argc && opts.record.empty())
             opts.replay = argv[++i];
+        else if (a == "--trace" && i + 1 < argc)
+            opts.trace = argv[++i];
         else if (!a.empty() && a[0] != '-' && opts.file.empty())
             opts.file = a;
         else
         {
             std::fprintf(stderr, "usage: typical_flow [--write] [--order ORDER_ID] [--notify-customer] [--as-real-service] "
-                                 "[--record CASSETTE | --replay CASSETTE] [FILE]\n");
+                                 "[--record CASSETTE | --replay CASSETTE] [--trace SPANS] [FILE]\n");
             return 2;
         }
     }
@@ -400,9 +409,15 @@ int main(int argc, char** argv)
             std::printf("cassette: recording to %s\n", opts.record.c_str());
         else if (!opts.replay.empty())
             std::printf("cassette: replaying %s\n", opts.replay.c_str());
-        dd::client client(transport, {.base_url = base, .api_key = key});
+        // The spans of the run, to a file (on the exporter's own thread).
+        std::shared_ptr<dd::otlp_exporter> spans;
+        if (!opts.trace.empty())
+            spans = std::make_shared<dd::otlp_exporter>(dd::otlp_exporter_params{.file = opts.trace, .service_name = "typical_flow"});
+        dd::client client(transport, {.base_url = base, .api_key = key, .tracer = spans});
         auto result = asio::co_spawn(ioc, typical_flow(client, transport, std::move(opts)), asio::use_future);
         ioc.run();
+        if (spans && !spans->shutdown(std::chrono::seconds(10)))
+            std::fprintf(stderr, "some spans were not written to the trace file\n");
         return result.get();
     }
     catch (const std::exception& e)

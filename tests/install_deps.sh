@@ -42,3 +42,19 @@ if [ ! -x "$promtool_dir/usr/bin/promtool" ]; then
   dpkg-deb --fsys-tarfile "$tmp"/prometheus_*.deb | tar -x -C "$promtool_dir" ./usr/bin/promtool
   rm -rf "$tmp"
 fi
+
+# The OTLP schema check of the trace tests (tests/trace/otlp_schema): node and
+# npm (any Debian or NodeSource build), then the schema pinned in its
+# package-lock.json, reinstalled only when the lockfile changed.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+schema_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/trace/otlp_schema"
+if ! cmp -s "$schema_dir/package-lock.json" "$schema_dir/node_modules/.package-lock.json.installed"; then
+  (cd "$schema_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$schema_dir/package-lock.json" "$schema_dir/node_modules/.package-lock.json.installed"
+fi

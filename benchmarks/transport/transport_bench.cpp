@@ -17,6 +17,10 @@
 //   api_await_nolimit - the same with the rate limiter off
 //   api_metrics - the same with a dd::metrics_observer installed
 //   api_log - the same with a dd::json_logger at info level writing to /dev/null
+//   api_traced - the api mode with a dd::otlp_exporter as the client's tracer
+//           (its own thread), writing every span as OTLP JSON to /dev/null
+//   api_traced_otlp - the same, the spans POSTed to nginx's /v1/traces (a
+//           collector answering 200) through the exporter's own beast_transport
 //   beast_decode - the hand-written Beast client, then the body decoded into
 //           dd::order by the library's decoder (no pool, no type erasure, no
 //           status mapping): the floor of a small GET with Beast + Boost.JSON
@@ -28,6 +32,7 @@
 
 #include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/client.hpp>
+#include <digital_delivery/otlp_exporter.hpp>
 #include <digital_delivery/endpoints.hpp>
 #include <digital_delivery/json_logger.hpp>
 #include <digital_delivery/metrics.hpp>
@@ -99,7 +104,7 @@ void run_ours(unsigned short port, const std::string& path, long n, long in_flig
 // The client of the api modes: over a beast_transport with `conns`
 // connections to the local nginx.
 dd::client make_api_client(asio::io_context& ioc, unsigned short port, long conns, dd::rate_limit_params rl,
-                           std::shared_ptr<dd::observer> obs = {})
+                           std::shared_ptr<dd::observer> obs = {}, std::shared_ptr<dd::tracer> tracer = {})
 {
     dd::beast_transport_params p;
     p.max_connections_per_host = static_cast<std::size_t>(conns);
@@ -107,13 +112,15 @@ dd::client make_api_client(asio::io_context& ioc, unsigned short port, long conn
                       {.base_url = "http://127.0.0.1:" + std::to_string(port) + "/api",
                        .api_key = "bench-key",
                        .rate_limit = rl,
-                       .observer = std::move(obs)});
+                       .observer = std::move(obs),
+                       .tracer = std::move(tracer)});
 }
 
-void run_api(unsigned short port, const std::string& path, long n, long in_flight, long conns, std::shared_ptr<dd::observer> obs = {})
+void run_api(unsigned short port, const std::string& path, long n, long in_flight, long conns, std::shared_ptr<dd::observer> obs = {},
+             std::shared_ptr<dd::tracer> tracer = {})
 {
     asio::io_context ioc(1);
-    dd::client c = make_api_client(ioc, port, conns, {.enabled = false}, std::move(obs));
+    dd::client c = make_api_client(ioc, port, conns, {.enabled = false}, std::move(obs), std::move(tracer));
     const bool page = path == "/page";
     long started = 0;
     struct starter
@@ -259,7 +266,7 @@ int main(int argc, char** argv)
 {
     if (argc < 5)
     {
-        std::fprintf(stderr, "usage: %s ours|beast|beast_decode|beast_parse|curl|api|api_await|api_await_nolimit|api_metrics|api_log PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s ours|beast|beast_decode|beast_parse|curl|api|api_await|api_await_nolimit|api_metrics|api_log|api_traced|api_traced_otlp PORT PATH REQUESTS [IN_FLIGHT CONNECTIONS]\n", argv[0]);
         return 2;
     }
     const std::string mode = argv[1];
@@ -289,6 +296,19 @@ int main(int argc, char** argv)
     {
         static std::ofstream devnull("/dev/null");
         run_api(port, path, n, in_flight, conns, std::make_shared<dd::json_logger>(devnull));
+    }
+    else if (mode == "api_traced" || mode == "api_traced_otlp")
+    {
+        // Every span exported before the count ends: shutdown() flushes.
+        dd::otlp_exporter_params p{.service_name = "transport_bench"};
+        if (mode == "api_traced")
+            p.file = "/dev/null";
+        else
+            p.endpoint = "http://127.0.0.1:" + std::to_string(port);
+        auto exporter = std::make_shared<dd::otlp_exporter>(p);
+        run_api(port, path, n, in_flight, conns, {}, exporter);
+        if (!exporter->shutdown(std::chrono::seconds(60)) || exporter->stats().dropped() != 0)
+            ++g_failed;
     }
     else if (mode == "curl")
         run_curl(port, path, n);

@@ -74,6 +74,9 @@ struct metrics_snapshot
     /// Rate-limit points granted to operations while `store_fallback` held
     /// (the fallback bucket served them).
     std::uint64_t fallback_points = 0;
+    /// Finished spans an otlp_exporter given this observer
+    /// (otlp_exporter_params::metrics) dropped.
+    std::uint64_t spans_dropped = 0;
 };
 
 /// Counts what a client does. Install it in client_params::observer and read
@@ -105,8 +108,9 @@ public:
     /// dd_client_retries_total, dd_client_rate_limited_responses_total,
     /// dd_client_rate_limit_pauses_total, dd_client_rate_limiter_wait_seconds,
     /// dd_client_upload_bytes_total, dd_client_rate_limit_store_fallback (a
-    /// gauge: 1 while the fallback bucket serves), and
-    /// dd_client_rate_limit_fallback_points_total.
+    /// gauge: 1 while the fallback bucket serves),
+    /// dd_client_rate_limit_fallback_points_total, and
+    /// dd_client_spans_dropped_total.
     /// \return The exposition text.
     std::string prometheus() const { return to_prometheus(snapshot()); }
     /// The Prometheus text exposition of a snapshot (see prometheus()).
@@ -119,6 +123,11 @@ public:
     DIGITAL_DELIVERY_DECL void on_limiter_wait(const limiter_wait_event& e) override;
     DIGITAL_DELIVERY_DECL void on_throttle(const throttle_event& e) override;
     DIGITAL_DELIVERY_DECL void on_operation_end(const operation_end_event& e) override;
+
+    /// Counts spans an otlp_exporter dropped (it calls this itself when given
+    /// the observer in otlp_exporter_params::metrics).
+    /// \param n How many.
+    DIGITAL_DELIVERY_DECL void on_spans_dropped(std::uint64_t n);
 
 private:
     std::vector<double> bounds_;

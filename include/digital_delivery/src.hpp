@@ -40,6 +40,7 @@
 #include <digital_delivery/impl/observe/observer.ipp>
 #include <digital_delivery/impl/observe/json_logger.ipp>
 #include <digital_delivery/impl/observe/metrics.ipp>
+#include <digital_delivery/impl/otlp/otlp_exporter.ipp>
 #include <digital_delivery/impl/testing/cassette.ipp>
 
 // Everything a request function compiles per endpoint (detail::endpoint_ops),

@@ -25,9 +25,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -85,6 +87,34 @@ struct listener
     }
 };
 
+/// Reads from `c` into `data` until it holds `until` (or the peer stops
+/// sending); returns whether it does.
+bool read_until(int c, std::string& data, const std::function<bool()>& until)
+{
+    char buf[8192];
+    while (!until())
+    {
+        const ssize_t n = ::read(c, buf, sizeof buf);
+        if (n <= 0)
+            return false;
+        data.append(buf, static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+/// Accepts the connections of `in` until it is shut down, handing each to `f`.
+template <class F>
+void accept_each(const listener& in, F f)
+{
+    for (;;)
+    {
+        const int c = ::accept4(in.fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0)
+            return;
+        f(c);
+    }
+}
+
 // ---- a stand-in API: fixed answers, byte for byte ----------------------------------------
 //
 // Answers each request with the body set for its path (without the query),
@@ -106,20 +136,9 @@ public:
 private:
     void serve()
     {
-        for (;;)
-        {
-            const int c = ::accept4(in_.fd, nullptr, nullptr, SOCK_CLOEXEC);
-            if (c < 0)
-                return;
+        accept_each(in_, [this](int c) {
             std::string req;
-            char buf[4096];
-            while (req.find("\r\n\r\n") == std::string::npos)
-            {
-                const ssize_t n = ::read(c, buf, sizeof buf);
-                if (n <= 0)
-                    break;
-                req.append(buf, static_cast<std::size_t>(n));
-            }
+            read_until(c, req, [&] { return req.find("\r\n\r\n") != std::string::npos; });
             const auto sp = req.find(' '), end = req.find_first_of(" ?", sp + 1);
             const std::string path = sp == std::string::npos ? std::string() : req.substr(sp + 1, end - sp - 1);
             const auto it = bodies_.find(path.substr(std::min(path.size(), std::string("/api/v1/external").size())));
@@ -129,7 +148,7 @@ private:
                                        std::to_string(body.size()) + "\r\n\r\n" + body;
             (void)::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
             ::close(c);
-        }
+        });
     }
 
     listener in_;
@@ -1339,3 +1358,171 @@ TEST(cli_help, fish_completes_commands_options_and_values)
     EXPECT_EQ(complete("ddctl orders list --status partially_r"), "partially_refunded\n");
     EXPECT_EQ(complete("ddctl -o j"), "json\n");
 }
+
+namespace {
+
+// ---- traces: --trace FILE and the OpenTelemetry exporter variables -------------------
+
+// A stand-in OpenTelemetry collector: records each request (its head and
+// body) and answers 200 {}.
+class collector
+{
+public:
+    collector() { thread_ = std::thread([this] { serve(); }); }
+    ~collector()
+    {
+        ::shutdown(in_.fd, SHUT_RDWR);  // accept() returns
+        thread_.join();
+    }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(in_.port); }
+    std::vector<std::pair<std::string, std::string>> requests() const  // (head, body)
+    {
+        std::lock_guard<std::mutex> lk(mtx_);
+        return received_;
+    }
+
+private:
+    void serve()
+    {
+        accept_each(in_, [this](int c) {
+            for (;;)  // keep-alive: one request after another
+            {
+                std::string data;
+                if (!read_until(c, data, [&] { return data.find("\r\n\r\n") != std::string::npos; }))
+                    break;
+                const auto end = data.find("\r\n\r\n");
+                std::string head = data.substr(0, end);
+                std::string lower_head = head;
+                std::transform(lower_head.begin(), lower_head.end(), lower_head.begin(), ::tolower);
+                std::size_t length = 0;
+                if (auto p = lower_head.find("content-length:"); p != std::string::npos)
+                    length = std::stoul(head.substr(p + 15));
+                read_until(c, data, [&] { return data.size() >= end + 4 + length; });
+                {
+                    std::lock_guard<std::mutex> lk(mtx_);
+                    received_.emplace_back(head, data.substr(end + 4, length));
+                }
+                const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+                (void)::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+            }
+            ::close(c);
+        });
+    }
+
+    listener in_;
+    mutable std::mutex mtx_;
+    std::vector<std::pair<std::string, std::string>> received_;
+    std::thread thread_;
+};
+
+// The spans of OTLP JSON lines: (service.name, span name, parentSpanId or "").
+std::vector<std::tuple<std::string, std::string, std::string>> spans_in(const std::string& text)
+{
+    std::vector<std::tuple<std::string, std::string, std::string>> r;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+    {
+        if (line.empty())
+            continue;
+        const json::value v = json::parse(line);
+        for (const auto& rs : v.at("resourceSpans").as_array())
+        {
+            const std::string service(rs.at("resource").at("attributes").at(0).at("value").at("stringValue").as_string());
+            for (const auto& ss : rs.at("scopeSpans").as_array())
+                for (const auto& s : ss.at("spans").as_array())
+                    r.emplace_back(service, std::string(s.at("name").as_string()),
+                                   s.as_object().contains("parentSpanId") ? std::string(s.at("parentSpanId").as_string()) : "");
+        }
+    }
+    return r;
+}
+
+bool has_span(const std::vector<std::tuple<std::string, std::string, std::string>>& spans, const std::string& service,
+              const std::string& name)
+{
+    return std::any_of(spans.begin(), spans.end(), [&](const auto& s) { return std::get<0>(s) == service && std::get<1>(s) == name; });
+}
+
+TEST(cli_trace, trace_writes_the_commands_spans_to_a_file)
+{
+    cli_env e({"--no-rate-limit", "--seed-orders", "1"});
+    const std::string order = id_of(e.api("GET", "/orders").at("orders").at(0));
+    const fs::path file = e.home.path / "spans.jsonl";
+    auto got = e.run({"orders", "get", order, "-o", "json", "--trace", file.string()});
+    EXPECT_EQ(got.status, 0) << got.err;
+    EXPECT_EQ(got.json(), e.api("GET", "/orders/" + order).at("order"));  // stdout untouched
+    EXPECT_EQ(got.err, "");
+    const std::string text = slurp(file);
+    const auto spans = spans_in(text);
+    EXPECT_TRUE(has_span(spans, "ddctl", "get_order")) << text;
+    EXPECT_TRUE(has_span(spans, "ddctl", "GET /orders/{id}")) << text;
+    EXPECT_EQ(text.find(e.store.api_key), std::string::npos);
+    // OTEL_SERVICE_NAME names the service; a second command appends.
+    auto again = e.run({"orders", "get", order, "--trace", file.string()}, {{"OTEL_SERVICE_NAME", "shop-sync"}});
+    EXPECT_EQ(again.status, 0) << again.err;
+    const auto both = spans_in(slurp(file));
+    EXPECT_TRUE(has_span(both, "ddctl", "get_order"));
+    EXPECT_TRUE(has_span(both, "shop-sync", "get_order"));
+    EXPECT_EQ(both.size(), 2 * spans.size());
+}
+
+TEST(cli_trace, a_dry_run_traces_nothing_and_an_unwritable_file_is_a_usage_error)
+{
+    cli_env e;
+    const fs::path file = e.home.path / "spans.jsonl";
+    auto dry = e.run({"assets", "create", "--type", "licence", "--name", "k", "--dry-run", "--trace", file.string()});
+    EXPECT_EQ(dry.status, 0) << dry.err;
+    EXPECT_FALSE(fs::exists(file));
+    auto bad = e.run({"assets", "list", "--trace", (e.home.path / "no-such-dir" / "spans.jsonl").string()});
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.err.find("--trace"), std::string::npos) << bad.err;
+}
+
+TEST(cli_trace, the_otel_endpoint_variables_send_spans_to_a_collector)
+{
+    cli_env e;
+    collector col;
+    // OTEL_EXPORTER_OTLP_ENDPOINT: the signal's path appended; headers percent-decoded.
+    auto listed = e.run({"assets", "list"}, {{"OTEL_EXPORTER_OTLP_ENDPOINT", col.url()},
+                                            {"OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20c0llect0r,x-tenant=shop"},
+                                            {"OTEL_SERVICE_NAME", "shop-sync"}});
+    EXPECT_EQ(listed.status, 0) << listed.err;
+    EXPECT_EQ(listed.err, "");
+    auto reqs = col.requests();
+    ASSERT_EQ(reqs.size(), 1u);
+    const auto& [head, body] = reqs[0];
+    EXPECT_EQ(head.rfind("POST /v1/traces HTTP/1.1\r\n", 0), 0u) << head;
+    EXPECT_NE(head.find("\r\nContent-Type: application/json"), std::string::npos) << head;
+    EXPECT_NE(head.find("\r\nauthorization: Bearer c0llect0r"), std::string::npos) << head;
+    EXPECT_NE(head.find("\r\nx-tenant: shop"), std::string::npos) << head;
+    EXPECT_EQ(head.find("X-Auth-Token"), std::string::npos) << head;  // never the API key
+    EXPECT_EQ(body.find(e.store.api_key), std::string::npos);
+    EXPECT_TRUE(has_span(spans_in(body), "shop-sync", "list_assets")) << body;
+    EXPECT_TRUE(has_span(spans_in(body), "shop-sync", "GET /assets")) << body;
+    // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: used as is, and it wins.
+    auto again = e.run({"assets", "list"}, {{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", col.url() + "/custom/traces"},
+                                           {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1"}});
+    EXPECT_EQ(again.status, 0) << again.err;
+    reqs = col.requests();
+    ASSERT_EQ(reqs.size(), 2u);
+    EXPECT_EQ(reqs[1].first.rfind("POST /custom/traces HTTP/1.1\r\n", 0), 0u) << reqs[1].first;
+    // OTEL_SDK_DISABLED and OTEL_TRACES_EXPORTER=none: nothing sent.
+    EXPECT_EQ(e.run({"assets", "list"}, {{"OTEL_EXPORTER_OTLP_ENDPOINT", col.url()}, {"OTEL_SDK_DISABLED", "true"}}).status, 0);
+    EXPECT_EQ(e.run({"assets", "list"}, {{"OTEL_EXPORTER_OTLP_ENDPOINT", col.url()}, {"OTEL_TRACES_EXPORTER", "none"}}).status, 0);
+    EXPECT_EQ(col.requests().size(), 2u);
+}
+
+TEST(cli_trace, a_collector_that_is_down_does_not_fail_the_command)
+{
+    cli_env e;
+    listener closed;
+    const std::string url = "http://127.0.0.1:" + std::to_string(closed.port) + "/v1/traces";
+    closed.close();  // nothing listens there any more
+    auto listed = e.run({"assets", "list"}, {{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", url}});
+    EXPECT_EQ(listed.status, 0) << listed.err;
+    EXPECT_EQ(listed.out, e.run({"assets", "list"}).out);  // the command's own output, as without tracing
+    EXPECT_NE(listed.err.find("ddctl: spans not exported"), std::string::npos) << listed.err;
+    EXPECT_NE(listed.err.find(url), std::string::npos) << listed.err;
+}
+
+}  // namespace

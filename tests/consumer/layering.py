@@ -37,6 +37,8 @@ LAYERS = {
     # Sans-io too, on the cores above: the request pipeline's core (retry
     # state, response facts, deadline and attempt timeout).
     "engine/sansio": 2,
+    # The OTLP encoding of finished spans (on json/'s text helpers).
+    "otlp/sansio": 2,
     # Error codes, their messages, the server's words, diagnostics.
     "error": 3,
     # What the public value types compile: models (with their checks), observers.
@@ -45,6 +47,8 @@ LAYERS = {
     # Drivers of the sans-io cores: the Beast transport, the rate limiter.
     "http": 5,
     "rate_limit": 5,
+    # The OTLP exporter: batches, timers, the collector's transport, the file.
+    "otlp": 5,
     # The request pipeline: one request, from the call to the decoded result.
     "engine": 6,
     # Built on the endpoints: uploads, the asset-edit helpers, the watermark waiter.

@@ -114,6 +114,7 @@ PRELUDE_HEADERS = [
     "digital_delivery/testing/fake_transport.hpp",
     "digital_delivery/testing/virtual_clock.hpp",
     "digital_delivery/testing/cassette.hpp",
+    "digital_delivery/otlp_exporter.hpp",
 ]
 SYSTEM_HEADERS = [
     "boost/asio.hpp",

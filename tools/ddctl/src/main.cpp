@@ -5,6 +5,7 @@
 #include "jq_filter.hpp"
 #include "payload.hpp"
 #include "settings.hpp"
+#include "tracing.hpp"
 
 #include <digital_delivery.hpp>
 #include <digital_delivery/beast_transport.hpp>
@@ -162,6 +163,7 @@ struct global_options
     table_options table;
     bool no_headers = false;
     bool verbose = false, dry_run = false, yes = false, no_progress = false;
+    std::string trace;  ///< --trace FILE
     double timeout = 0;
 };
 
@@ -229,6 +231,9 @@ int main(int argc, char** argv)
     app.add_flag("-n,--dry-run", g.dry_run, "print the request that would be sent (method, path, body) and send nothing");
     app.add_flag("-y,--yes", g.yes, "do not ask before a write that emails a customer or deletes");
     app.add_flag("--no-progress", g.no_progress, "no upload progress on stderr");
+    app.add_option("--trace", g.trace, "write the command's spans to FILE (OTLP JSON, one request per line, appended); "
+                                       "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT sends them to a collector")
+        ->type_name("FILE");
 
     selection sel;
     add_api_commands(app, sel);
@@ -320,6 +325,26 @@ int main(int argc, char** argv)
         }
         else
             wire.emplace(dd::beast_transport(ioc.get_executor(), dd::beast_transport_params{}));
+        // Spans (--trace FILE, OTEL_EXPORTER_OTLP_*): none of a dry run, which sends nothing.
+        std::shared_ptr<dd::otlp_exporter> exporter;
+        if (!g.dry_run)
+        {
+            trace_config tc = make_trace_config(g.trace, [](const char* n) { return std::getenv(n); });
+            for (const auto& w : tc.warnings)
+                std::cerr << "ddctl: " << w << '\n';
+            if (tc.enabled())
+            {
+                try
+                {
+                    exporter = std::make_shared<dd::otlp_exporter>(std::move(tc.params));
+                }
+                catch (const std::exception& e)
+                {
+                    throw cli_error(exit_usage, std::string("--trace: ") + e.what());
+                }
+                params.tracer = exporter;
+            }
+        }
         dd::client client(tap_transport(ioc.get_executor(), std::move(wire), tap), std::move(params));
 
         printer out(std::cout, g.output == "json", filter ? &*filter : nullptr, g.table);
@@ -392,6 +417,17 @@ int main(int argc, char** argv)
                            ioc.stop();  // idle pooled connections keep timers: stop, do not drain
                        }));
         ioc.run();
+        if (exporter)
+        {
+            // Every span out before ddctl exits, within a bound: a collector
+            // that is down does not hold the shell.
+            const bool flushed = exporter->shutdown(std::chrono::seconds(5));
+            const auto st = exporter->stats();
+            if (!flushed || st.dropped())
+                std::cerr << "ddctl: spans not exported: " << (st.dropped() ? std::to_string(st.dropped()) : "some")
+                          << (exporter->traces_url().empty() ? std::string() : " (collector " + exporter->traces_url() + ")")
+                          << '\n';
+        }
     }
     catch (const cli_error& e)
     {

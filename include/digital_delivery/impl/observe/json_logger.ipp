@@ -6,6 +6,7 @@
 #define DIGITAL_DELIVERY_IMPL_JSON_LOGGER_IPP
 
 #include <digital_delivery/detail/clock.hpp>
+#include <digital_delivery/impl/json/json_text.hpp>
 #include <digital_delivery/json_logger.hpp>
 #include <digital_delivery/timestamp.hpp>
 
@@ -92,30 +93,7 @@ private:
         s_ += k;
         s_ += "\":";
     }
-    void escape(std::string_view v)
-    {
-        static constexpr char hex[] = "0123456789abcdef";
-        for (unsigned char c : v)
-        {
-            switch (c)
-            {
-            case '"': s_ += "\\\""; break;
-            case '\\': s_ += "\\\\"; break;
-            case '\n': s_ += "\\n"; break;
-            case '\r': s_ += "\\r"; break;
-            case '\t': s_ += "\\t"; break;
-            default:
-                if (c < 0x20 || c == 0x7f)
-                {
-                    s_ += "\\u00";
-                    s_ += hex[c >> 4];
-                    s_ += hex[c & 15];
-                }
-                else
-                    s_ += static_cast<char>(c);
-            }
-        }
-    }
+    void escape(std::string_view v) { append_json_escaped(s_, v); }
     std::string s_;
 };
 

@@ -196,6 +196,12 @@ DIGITAL_DELIVERY_DECL void metrics_observer::on_limiter_wait(const limiter_wait_
         data_.fallback_points += static_cast<std::uint64_t>(e.points);
 }
 
+DIGITAL_DELIVERY_DECL void metrics_observer::on_spans_dropped(std::uint64_t n)
+{
+    std::lock_guard<std::mutex> lk(mtx_);
+    data_.spans_dropped += n;
+}
+
 DIGITAL_DELIVERY_DECL void metrics_observer::on_throttle(const throttle_event& e)
 {
     using kind = throttle_event::kind;
@@ -288,6 +294,9 @@ DIGITAL_DELIVERY_DECL std::string metrics_observer::to_prometheus(const metrics_
     detail::prom_header(out, "dd_client_rate_limit_fallback_points_total", "counter",
                         "Rate-limit points the fallback bucket granted while the shared store did not serve.");
     detail::prom_sample(out, "dd_client_rate_limit_fallback_points_total", {}, std::to_string(s.fallback_points));
+    detail::prom_header(out, "dd_client_spans_dropped_total", "counter",
+                        "Finished spans an otlp_exporter dropped (queue full, collector down, slow or refusing).");
+    detail::prom_sample(out, "dd_client_spans_dropped_total", {}, std::to_string(s.spans_dropped));
     return out;
 }
 
