@@ -137,6 +137,22 @@ protected:
     }
 };
 
+// The body of a create-asset answer with a presigned upload to `url`.
+inline std::string asset_with_upload_json(const std::string& url)
+{
+    return R"({"asset":)" + asset_json() + R"(,"upload":{"method":"PUT","url":")" + url +
+           R"(","headers":{"Content-Type":"application/pdf"},"expires_at":"2100-01-01T00:00:00Z"}})";
+}
+
+// Scripts an upload's three exchanges on `fake`: the create (201, presigned
+// `url`), the PUT to the storage (200) and the re-read of asset a1.
+inline void script_upload(dd::testing::fake_transport& fake, const std::string& url)
+{
+    fake.expect(dd::http_method::post, std::string(base_path) + "/assets").respond(201, asset_with_upload_json(url));
+    fake.expect_any().respond(200);
+    fake.expect(dd::http_method::get, std::string(base_path) + "/assets/a1").respond(200, R"({"asset":)" + asset_json() + "}");
+}
+
 }  // namespace fixtures
 
 #endif

@@ -349,14 +349,10 @@ TEST_F(observer_test, an_upload_reports_its_put_progress_refresh_and_end_without
     auto c = make_client();
     const std::string url1 = "https://u:hunter2@storage.example/bucket/a1/u/manual.pdf?X-Amz-Signature=deadbeef";
     const std::string url2 = "https://storage.example/bucket/a1/v/manual.pdf?X-Amz-Signature=deadbeef2";
-    auto with_upload = [&](const std::string& url) {
-        return R"({"asset":)" + asset_json() + R"(,"upload":{"method":"PUT","url":")" + url +
-               R"(","headers":{"Content-Type":"application/pdf"},"expires_at":"2100-01-01T00:00:00Z"}})";
-    };
     const char* expired_xml = "<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>";
-    fake->expect_any().respond(201, with_upload(url1));
+    fake->expect_any().respond(201, asset_with_upload_json(url1));
     fake->expect_any().respond(403, expired_xml);
-    fake->expect_any().respond(200, with_upload(url2));
+    fake->expect_any().respond(200, asset_with_upload_json(url2));
     fake->expect_any().respond(200);
     bool done = false;
     dd::error_code uec;

@@ -187,11 +187,7 @@ TEST_F(otlp_flow, an_upload_exports_its_put_with_the_presigned_url_redacted)
     auto c = make_client();
     const std::string url = "https://u:hunter2@storage.example:9000/bucket/a1/manual.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256"
                             "&X-Amz-Credential=AKIAEXAMPLE%2F20240501&X-Amz-Security-Token=tok3n&X-Amz-Signature=deadbeef";
-    fake->expect(dd::http_method::post, std::string(base_path) + "/assets")
-        .respond(201, R"({"asset":)" + asset_json() + R"(,"upload":{"method":"PUT","url":")" + url +
-                          R"(","headers":{"Content-Type":"application/pdf"},"expires_at":"2100-01-01T00:00:00Z"}})");
-    fake->expect_any().respond(200);
-    fake->expect(dd::http_method::get, std::string(base_path) + "/assets/a1").respond(200, R"({"asset":)" + asset_json() + "}");
+    script_upload(*fake, url);
     dd::diagnostics diag;
     auto [ec, a] = dd_test::run_awaitable(
         ioc, dd::async_upload_asset(c, std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"},
