@@ -11,7 +11,8 @@
 // line each, times in nanoseconds of the system clock (the same clock in
 // every network namespace of the machine):
 //
-//   R <attempt start> <status, 0: no answer> <points>     (observer::on_response)
+//   R <attempt start> <status, 0: no answer> <points> <answer> <X-RateLimit-Remaining, -1: none>
+//                                                          (observer::on_response)
 //   W <time> <waited> <1: refused, else 0>                 (observer::on_limiter_wait)
 //   O <end> <ok|failed|cancelled> <duration> [message]     (observer::on_operation_end)
 //   T <time> <throttle_event kind>                         (rate_limit_params::on_throttle)
@@ -77,7 +78,11 @@ struct recorder final : dd::observer
     }
     void on_response(const dd::response_event& e) override
     {
-        add("R %lld %u %d\n", now_ns() - ns(e.duration), e.status, e.request.method == dd::http_method::get ? 1 : 2);
+        const auto t = now_ns();
+        const auto rl = e.status ? e.rate_limit() : std::nullopt;
+        const long long remaining = rl && rl->remaining ? *rl->remaining : -1;
+        add("R %lld %u %d %lld %lld\n", t - ns(e.duration), e.status, e.request.method == dd::http_method::get ? 1 : 2, t,
+            remaining);
     }
     void on_limiter_wait(const dd::limiter_wait_event& e) override
     {

@@ -71,6 +71,7 @@ P="ddfl$$"                      # prefix of every namespace made here
 out="${3:-}"
 if [[ -z "$out" ]]; then out="$(mktemp -d /tmp/dd-fleet-XXXXXX)"; else mkdir -p "$out"; fi
 tmp="$(mktemp -d /tmp/dd-fleet-tmp-XXXXXX)"
+echo "$(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start, $(redis-server --version | cut -d' ' -f1-3)" >"$out/machine"
 made_ns=()
 pids=()
 
@@ -345,5 +346,5 @@ if [[ "$what" != fleet ]]; then
     latency_row L5 killed "${TLS_ARGS[@]}"
 fi
 
-python3 "$here/summarise.py" "$out" | tee "$out/summary.md"
+{ cat "$out/machine"; echo; python3 "$here/summarise.py" "$out"; } | tee "$out/summary.md"
 echo "files: $out" >&2

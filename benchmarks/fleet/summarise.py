@@ -10,8 +10,10 @@
 #   than one window after the fault ended (or at all, without a fault).
 #   Utilisation outside the fault: points of the requests the server served
 #   (any answer but 429), sent before the fault or from one window after its
-#   end, over what the server's bucket allowed in those spans (capacity at the
-#   start of the run, when both buckets are full, plus refill x time).
+#   end, over what the server's bucket allowed in those spans: refill x time,
+#   plus at the start of the run its capacity (both buckets are full then),
+#   after the fault the X-RateLimit-Remaining of its last answer before, plus
+#   the refill since that answer (at most capacity).
 #   Guard span: from the fault's start to one window after its end. Sent: the
 #   points of every request sent in it (whatever the answer), by the time the
 #   attempt started; bound = capacity + refill x (length of the guard span);
@@ -62,8 +64,8 @@ def fleet_row(out, run, label, cap, window):
     sent = []  # (time, status, points, host)
     ops = collections.Counter()
     for host, p in procs:
-        for t, status, pts in p["R"]:
-            sent.append((int(t) / 1e9, int(status), int(pts), host))
+        for t, status, pts, answered, remaining in p["R"]:
+            sent.append((int(t) / 1e9, int(status), int(pts), host, int(answered) / 1e9, int(remaining)))
         for o in p["O"]:
             ops[o[1]] += 1
     n429 = sum(1 for s in sent if s[1] == 429)
@@ -78,8 +80,15 @@ def fleet_row(out, run, label, cap, window):
         spans = [(start, end, True)]
     else:
         spans = [(start, fs, True), (guard_end, end, False)]
+    def remaining_at(t):  # from the server's X-RateLimit-Remaining in its last answer before t, refilled since
+        before = [s for s in sent if s[4] <= t and s[5] >= 0]
+        if not before:
+            return cap
+        last = max(before, key=lambda s: s[4])
+        return min(cap, last[5] + refill * (t - last[4]))
+
     got = sum(served(a, b) for a, b, _ in spans if b > a)
-    allowed = sum((cap if first else 0) + refill * (b - a) for a, b, first in spans if b > a)
+    allowed = sum((cap if first else remaining_at(a)) + refill * (b - a) for a, b, first in spans if b > a)
     row = {
         "run": label,
         "ops": sum(ops.values()),
