@@ -105,6 +105,11 @@ def fleet_row(out, run, label, cap, window):
         bound = cap + refill * (guard_end - fs)
         row.update(fault=fe - fs, during=during, after=after, total=during + after, bound=bound,
                    excess=during + after - bound)
+        per_host = collections.Counter()
+        for t, _, pts, host, _, _ in sent:
+            if fs <= t < guard_end:
+                per_host[host] += pts
+        row["per_host"] = ", ".join("%s %d" % (h, per_host[h]) for h in sorted(per_host))
     failures = collections.Counter(" ".join(o[3:]) for _, p in procs for o in p["O"] if o[1] == "failed")
     return row, failures
 
@@ -166,6 +171,10 @@ def main():
                 extra = "| – | – | – | – | – | – |"
             print("| %s | %d | %d | %d | %d | %.1f %% %s" % (r["run"], r["ops"], r["failed"], r["n429"], r["late"],
                                                             r["util"], extra))
+        for r, _ in rows:
+            if "per_host" in r:
+                print("\n%s: points sent from the fault's start to one window after its end, per client host: %s"
+                      % (r["run"], r["per_host"]))
         for r, failures in rows:
             for msg, n in failures.most_common(3):
                 print("\n%s: %d failed: %s" % (r["run"], n, msg))
