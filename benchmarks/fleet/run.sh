@@ -262,7 +262,8 @@ fleet_run() {
             sleep 0.05
         done
         event c fault_end   # the sentinels name the new master
-        sleep $((FAULT_SECONDS - ($(date +%s) - t0)))
+        local left=$((FAULT_SECONDS - ($(date +%s) - t0)))
+        ((left > 0)) && sleep "$left"
         redis redis "$REDIS_IP"   # the old master back (the sentinels make it a replica)
         event c old_master_back
         ;;
