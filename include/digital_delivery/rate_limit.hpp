@@ -219,10 +219,14 @@ struct rate_limit_params
 
     /// While the shared store cannot be used (e.g. shared memory refused,
     /// Redis down, slow past its command_timeout or refusing AUTH),
-    /// the process falls back to a bucket of its own holding this share of
-    /// `capacity` (a throttle_event store_unavailable reports it), and tries
-    /// the store again every `store_retry_interval` (store_restored).
-    /// Default: 0.25.
+    /// the process falls back to a bucket of its own holding at most this
+    /// share of `capacity` (a throttle_event store_unavailable reports it),
+    /// and tries the store again every `store_retry_interval`
+    /// (store_restored). With Redis the share is also at most 1 / (the
+    /// processes of the key Redis counted at its last reply), and what the
+    /// fallback granted is taken from the shared bucket when Redis is back
+    /// (docs/rate-limiting.md, "A fleet while Redis is away"); a process that
+    /// never reached Redis uses this share. Default: 0.25.
     double fallback_share = 0.25;
 
     /// How often a process on its fallback bucket tries the shared store

@@ -66,6 +66,7 @@ OPT_IN_STORES = {
         "redis_rate_limit_store.hpp",
         "impl/rate_limit/redis_rate_limit_store.ipp",
         "impl/rate_limit/redis_link.hpp",
+        "impl/rate_limit/redis_session.hpp",
         "impl/rate_limit/sansio/redis_store.hpp",
         "impl/rate_limit/sansio/resp.hpp",
     },

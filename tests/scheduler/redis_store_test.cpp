@@ -128,6 +128,14 @@ TEST(redis_store, script_reply_is_decoded_or_refused)
     EXPECT_EQ(r->wait, 1500ms);
     EXPECT_DOUBLE_EQ(r->balance, -0.5);
     EXPECT_TRUE(r->frozen);
+    EXPECT_EQ(r->alive, 0u) << "five elements: a script without the fleet's count";
+    r = decode_gcra_reply(parse("*6\r\n:1\r\n:0\r\n:0\r\n$9\r\n39.000000\r\n:0\r\n:7\r\n").value, why);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->alive, 7u);
+    for (std::string bad : {"*6\r\n:1\r\n:0\r\n:0\r\n$1\r\n1\r\n:0\r\n:-1\r\n",
+                            "*6\r\n:1\r\n:0\r\n:0\r\n$1\r\n1\r\n:0\r\n$1\r\n7\r\n",
+                            "*7\r\n:1\r\n:0\r\n:0\r\n$1\r\n1\r\n:0\r\n:1\r\n:1\r\n"})
+        EXPECT_FALSE(decode_gcra_reply(parse(bad).value, why)) << bad;
     v = parse("-WRONGPASS invalid username-password pair\r\n").value;
     EXPECT_FALSE(decode_gcra_reply(v, why));
     EXPECT_NE(why.find("WRONGPASS"), std::string::npos);
@@ -407,10 +415,12 @@ protected:
 
     // One exchange on a link of its own.
     static redis_exchange_result exchange(asio::io_context& ioc, const std::shared_ptr<redis_link>& l, const gcra_request& q,
-                                          double capacity, std::chrono::duration<double> window)
+                                          double capacity, std::chrono::duration<double> window,
+                                          std::string_view process = {})
     {
         redis_exchange_result out;
-        l->async_exchange(gcra_arguments(q, capacity, window, false), [&](redis_exchange_result r) { out = std::move(r); });
+        l->async_exchange(gcra_arguments(q, capacity, window, false, process),
+                          [&](redis_exchange_result r) { out = std::move(r); });
         dd_test::run(ioc);
         return out;
     }
@@ -499,6 +509,69 @@ TEST_F(redis_live, script_grants_the_capacity_then_names_the_wait)
     std::string ttl = dd_test::ask_local_server(test_redis().port(), "PTTL " + l->key() + "\r\n", false);
     ASSERT_EQ(ttl.rfind(":", 0), 0u) << ttl;
     EXPECT_GT(std::stoll(ttl.substr(1)), 0);
+}
+
+// The fleet's part of the key's hash: m:ID per process (counted while seen
+// within two windows), d:ID per process that paid debt; debt applied once per
+// running total, never below -capacity; stale processes trimmed with their
+// d:ID; the hash keeps a TTL. (Trimming waits out two windows of 100 ms of
+// real time: a wait, never a measurement.)
+TEST_F(redis_live, fleet_count_and_debt_fields_stay_bounded)
+{
+    asio::io_context ioc;
+    redis_store_params rp;
+    rp.port = test_redis().port();
+    const auto port = test_redis().port();
+    const auto ask = [&](const std::string& cmd) { return dd_test::ask_local_server(port, cmd + "\r\n", false); };
+    auto l = std::make_shared<redis_link>(ioc.get_executor(), rp, "dd-test:" + url("fleet"));
+    auto r = exchange(ioc, l, gcra_request{}, 40, 600s, "aaaa");
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_EQ(r.reply->alive, 1u);
+    EXPECT_NEAR(r.reply->balance, 40, 0.01);
+    gcra_request debt;
+    debt.fallback_spent = 5;
+    r = exchange(ioc, l, debt, 40, 600s, "bbbb");
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_EQ(r.reply->alive, 2u);
+    EXPECT_NEAR(r.reply->balance, 35, 0.01);
+    r = exchange(ioc, l, debt, 40, 600s, "bbbb");  // the same total again (its reply was lost)
+    ASSERT_TRUE(r.reply);
+    EXPECT_NEAR(r.reply->balance, 35, 0.01) << "applied once";
+    debt.fallback_spent = 8;
+    r = exchange(ioc, l, debt, 40, 600s, "bbbb");
+    ASSERT_TRUE(r.reply);
+    EXPECT_NEAR(r.reply->balance, 32, 0.01) << "only the 3 points not applied yet";
+    debt.fallback_spent = 1000;
+    r = exchange(ioc, l, debt, 40, 600s, "cccc");
+    ASSERT_TRUE(r.reply);
+    EXPECT_EQ(r.reply->alive, 3u);
+    EXPECT_NEAR(r.reply->balance, -40, 0.01) << "never below -capacity";
+    EXPECT_EQ(ask("HLEN " + l->key()), ":8\r\n") << "tat, frozen, paused, m:aaaa/bbbb/cccc, d:bbbb/cccc";
+    std::string ttl = ask("PTTL " + l->key());
+    ASSERT_EQ(ttl.rfind(":", 0), 0u) << ttl;
+    EXPECT_GT(std::stoll(ttl.substr(1)), 1200000) << "two windows at least: the count outlives a full bucket";
+    EXPECT_LE(std::stoll(ttl.substr(1)), 1801000) << "the debt's two windows, then the hash's own";
+    // A call without a process id neither counts nor trims.
+    r = exchange(ioc, l, gcra_request{}, 40, 600s);
+    ASSERT_TRUE(r.reply);
+    EXPECT_EQ(r.reply->alive, 0u);
+
+    // Window 100 ms: processes unseen for 200 ms are trimmed, d:ID with them.
+    auto l2 = std::make_shared<redis_link>(ioc.get_executor(), rp, "dd-test:" + url("fleet-trim"));
+    ASSERT_TRUE(exchange(ioc, l2, gcra_request{}, 4, 100ms, "aaaa").reply);
+    debt.fallback_spent = 1;
+    ASSERT_TRUE(exchange(ioc, l2, debt, 4, 100ms, "bbbb").reply);
+    EXPECT_EQ(ask("HLEN " + l2->key()), ":6\r\n");
+    std::this_thread::sleep_for(300ms);
+    r = exchange(ioc, l2, gcra_request{}, 4, 100ms, "cccc");
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_EQ(r.reply->alive, 1u);
+    EXPECT_EQ(ask("HLEN " + l2->key()), ":4\r\n") << "tat, frozen, paused, m:cccc";
+    EXPECT_EQ(ask("HEXISTS " + l2->key() + " d:bbbb"), ":0\r\n");
+    ttl = ask("PTTL " + l2->key());
+    ASSERT_EQ(ttl.rfind(":", 0), 0u) << ttl;
+    EXPECT_GT(std::stoll(ttl.substr(1)), 0);
+    EXPECT_LE(std::stoll(ttl.substr(1)), 1300) << "the hash expires two windows (and a second) after the last call";
 }
 
 TEST_F(redis_live, two_hosts_on_one_key_share_the_budget)
@@ -631,11 +704,12 @@ TEST_F(redis_live, redis_stopped_mid_run_falls_back_then_is_restored)
         run_for(ioc, 5ms);
     ASSERT_EQ(events.size(), 2u);
     EXPECT_EQ(events[1].what, throttle_event::kind::store_restored);
-    for (int i = 0; i < 400 && w.granted() < 12; ++i)
+    for (int i = 0; i < 400 && w.granted() < 10; ++i)
         run_for(ioc, 5ms);
-    EXPECT_EQ(w.granted(), 12) << "2 before, 2 from the fallback, 8 from the restarted (empty) Redis store";
+    EXPECT_EQ(w.granted(), 10)
+        << "2 before, 2 from the fallback, 6 from the restarted (empty) Redis store: the fallback's 2 came back as debt";
     run_for(ioc, 50ms);
-    EXPECT_EQ(w.granted(), 12) << "and no more";
+    EXPECT_EQ(w.granted(), 10) << "and no more";
     w.cancel_all();
     dd_test::run(ioc);
 }

@@ -134,6 +134,7 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
             return;
         store_retry_at = now + std::chrono::duration_cast<clock::duration>(params.store_retry_interval);
         store_session::exchange call;
+        store->fallback_spent(core.local_taken());
         const auto status = store->connect(now, call);
         send_exchange(std::move(call), b);
         if (status && status->up)
@@ -167,16 +168,24 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
         if (store_reported_down && !status.misconfigured && !store_misconfigured)
             return;
         if (!store_reported_down)
-        {
-            const double share = std::clamp(params.fallback_share, 0.0, 1.0);
-            core.local_bucket().set_capacity(std::max(params.capacity * share, 1.0), now);
-        }
+            core.local_bucket().set_capacity(fallback_capacity(), now);
         store_reported_down = true;
         store_misconfigured = status.misconfigured;
         store_why = status.why;
         b.events.push_back(store_event(now));
         b.hook = hook;
         b.observers = observers;
+    }
+
+    // fallback_share of the capacity, and no more than 1 / (the processes the
+    // store counted at its last answer): the fleet's fallback buckets then
+    // hold one capacity together. Never below one point (a GET).
+    double fallback_capacity() const
+    {
+        double share = std::clamp(params.fallback_share, 0.0, 1.0);
+        if (const std::size_t alive = store->processes_alive(); alive > 0)
+            share = std::min(share, 1.0 / static_cast<double>(alive));
+        return std::max(params.capacity * share, 1.0);
     }
 
     // What the fallback says while it serves (store_reported_down).
@@ -197,6 +206,7 @@ struct limiter_state : std::enable_shared_from_this<limiter_state>
         if (!store || !core.uses_shared_source())
             return;
         store_session::exchange call;
+        store->fallback_spent(core.local_taken());
         store->after_poll(now, call);
         send_exchange(std::move(call), b);
     }

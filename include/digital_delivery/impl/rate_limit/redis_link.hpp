@@ -54,16 +54,8 @@
 namespace digital_delivery {
 namespace detail {
 
-/// The outcome of one exchange.
-struct redis_exchange_result
-{
-    std::optional<gcra_reply> reply;  ///< Empty: failed (`why` says how).
-    std::string why;
-    /// Failed because Redis refuses the configuration (credentials,
-    /// permissions, the database number), not because it is down.
-    bool misconfigured = false;
-};
-
+/// One connection of the Redis store: sends the script (redis_exchange_result
+/// is an exchange's outcome).
 class redis_link : public std::enable_shared_from_this<redis_link>
 {
 public:

@@ -24,6 +24,7 @@
 #include <boost/asio/any_io_executor.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -88,6 +89,16 @@ public:
     /// After each poll while the store serves: sets `call` when there is
     /// something to tell the store (points given back, a pause, a want).
     virtual void after_poll(time_point /*now*/, exchange& /*call*/) {}
+
+    /// The points the fallback bucket has granted in all (a running total),
+    /// told before each connect() and after_poll(): a store that keeps a
+    /// fleet-wide bound reports what it has not reported yet as debt.
+    virtual void fallback_spent(double /*total*/) noexcept {}
+
+    /// The processes sharing the store when it last answered, this one
+    /// included; 0: unknown (never answered, or a store that does not count
+    /// them). The fallback bucket takes 1 / that share of the capacity.
+    virtual std::size_t processes_alive() const noexcept { return 0; }
 };
 
 }  // namespace detail

@@ -57,14 +57,25 @@ public:
     double capacity() const noexcept override { return b_.capacity(); }
     void set_capacity(double c, time_point now) noexcept override { b_.set_capacity(c, now); }
     double available(time_point now) noexcept override { return b_.available(now); }
-    bool try_take(double cost, time_point now) noexcept override { return b_.try_take(cost, now); }
+    bool try_take(double cost, time_point now) noexcept override
+    {
+        if (!b_.try_take(cost, now))
+            return false;
+        taken_ += cost;
+        return true;
+    }
     bool lower_to(double v, time_point now) noexcept override { return b_.lower_to(v, now); }
     void give_back(double cost, time_point now) noexcept override { b_.give_back(cost, now); }
     bool thaw(time_point now) noexcept override { return b_.thaw(now); }
     duration time_to_reach(double target, time_point now) noexcept override { return b_.time_to_reach(target, now); }
 
+    /// Points granted from this bucket in all (refunds not subtracted): a
+    /// shared store's fallback reports them as debt when the store is back.
+    double taken() const noexcept { return taken_; }
+
 private:
     token_bucket& b_;
+    double taken_ = 0;
 };
 
 }  // namespace detail

@@ -36,6 +36,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -48,9 +49,21 @@ namespace detail {
 
 /// KEYS[1]: the bucket's hash. ARGV: capacity, window (µs), hold (0/1),
 /// take (points), give back (points), lower to (points, '' for none),
-/// pause (µs from now, 0 for none), thaw (0/1).
-/// Returns {granted (0/1), wait (µs), pause left (µs), balance (string), frozen (0/1)}.
-inline constexpr std::string_view redis_gcra_script = R"lua(-- digital_delivery rate limit (GCRA) v1
+/// pause (µs from now, 0 for none), thaw (0/1), then the fleet's part
+/// (optional: absent or '' for none): the caller's process id, the points it
+/// has spent on its fallback bucket in all (a running total), and the total
+/// it knows applied (from an earlier reply).
+/// Returns {granted (0/1), wait (µs), pause left (µs), balance (string),
+/// frozen (0/1), processes alive (0 without a process id)}.
+///
+/// The fleet's part lives in the same hash, so that it costs no round trip
+/// and no second key (one Cluster slot): `m:ID` the process's last call (µs
+/// of Redis's clock), `d:ID` the fallback total applied for it. A process
+/// unseen for two windows is no longer counted and both its fields are
+/// deleted (by any call that names a process). Debt is applied once: the
+/// part of the running total above max(`d:ID`, the caller's applied total)
+/// lowers the bucket's balance, never below -capacity.
+inline constexpr std::string_view redis_gcra_script = R"lua(-- digital_delivery rate limit (GCRA) v2
 local cap = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local hold = ARGV[3] == '1'
@@ -81,6 +94,32 @@ if lower then
   if math.max(tat, eff) < floor then tat = floor end
 end
 if pause > 0 and now + pause > paused then paused = now + pause end
+local id = ARGV[9] or ''
+local alive = 0
+local live_ttl = 2 * window
+if id ~= '' then
+  local spent = tonumber(ARGV[10] or '')
+  if spent and spent > 0 then
+    local done = math.max(tonumber(redis.call('HGET', KEYS[1], 'd:' .. id)) or 0, tonumber(ARGV[11] or '') or 0)
+    if spent > done then
+      local base = math.max(tat, eff)
+      tat = math.max(tat, math.min(base + math.ceil((spent - done) * per), eff + 2 * window))
+      redis.call('HSET', KEYS[1], 'd:' .. id, string.format('%.6f', spent))
+    end
+  end
+  redis.call('HSET', KEYS[1], 'm:' .. id, string.format('%.0f', now))
+  local all = redis.call('HGETALL', KEYS[1])
+  for i = 1, #all, 2 do
+    local f = all[i]
+    if string.sub(f, 1, 2) == 'm:' then
+      if now - (tonumber(all[i + 1]) or 0) > live_ttl then
+        redis.call('HDEL', KEYS[1], f, 'd:' .. string.sub(f, 3))
+      else
+        alive = alive + 1
+      end
+    end
+  end
+end
 local granted, wait = 0, 0
 if take > 0 then
   if now < paused then
@@ -97,6 +136,7 @@ if take > 0 then
   end
 end
 local horizon = math.max(tat, paused, frozen + window, now) - now + window
+if alive > 0 then horizon = math.max(horizon, live_ttl) end
 redis.call('HSET', KEYS[1], 'tat', string.format('%.0f', tat), 'frozen', string.format('%.0f', frozen),
   'paused', string.format('%.0f', paused))
 redis.call('PEXPIRE', KEYS[1], string.format('%.0f', math.ceil(horizon / 1000) + 1000))
@@ -104,7 +144,7 @@ local left = 0
 if paused > now then left = paused - now end
 local fz = 0
 if frozen > 0 then fz = 1 end
-return {granted, wait, left, string.format('%.6f', (eff + window - math.max(tat, eff)) / per), fz}
+return {granted, wait, left, string.format('%.6f', (eff + window - math.max(tat, eff)) / per), fz, alive}
 )lua";
 
 /// What one script call carries (everything since the previous call).
@@ -115,6 +155,11 @@ struct gcra_request
     std::optional<double> lower_to;  ///< A server header's bound on the balance.
     std::chrono::microseconds pause{0};  ///< A 429 pause from now (0: none).
     bool thaw = false;     ///< A response came back (hold_refill_until_response).
+    /// Points this process has spent on its fallback bucket in all (a
+    /// running total; 0: nothing to report).
+    double fallback_spent = 0;
+    /// The part of `fallback_spent` an earlier reply confirmed applied.
+    double fallback_applied = 0;
 };
 
 /// The script's answer.
@@ -125,6 +170,9 @@ struct gcra_reply
     std::chrono::microseconds paused{0}; ///< A 429 pause left on the key.
     double balance = 0;                  ///< Points left on the key after the call.
     bool frozen = false;                 ///< Refill held until a response.
+    /// Processes of the key seen by Redis within two windows, the caller
+    /// included (0: the call named no process).
+    std::size_t alive = 0;
 };
 
 inline std::string format_points(double v)
@@ -134,16 +182,18 @@ inline std::string format_points(double v)
     return buf;
 }
 
-/// ARGV of the script for `r`.
+/// ARGV of the script for `r`; `process_id` (no secret: a random id per
+/// bucket and process) empty: the call takes no part in the fleet's count.
 inline std::vector<std::string> gcra_arguments(
     const gcra_request& r,
     double capacity,
     std::chrono::duration<double> window,
-    bool hold
+    bool hold,
+    std::string_view process_id = {}
 )
 {
     const auto window_us = std::max<long long>(1, std::llround(window.count() * 1e6));
-    return {
+    std::vector<std::string> args = {
         format_points(capacity),
         std::to_string(window_us),
         hold ? "1" : "0",
@@ -153,6 +203,13 @@ inline std::vector<std::string> gcra_arguments(
         std::to_string(std::max<long long>(0, r.pause.count())),
         r.thaw ? "1" : "0",
     };
+    if (!process_id.empty())
+    {
+        args.emplace_back(process_id);
+        args.push_back(r.fallback_spent > 0 ? format_points(r.fallback_spent) : std::string());
+        args.push_back(r.fallback_spent > 0 ? format_points(std::max(r.fallback_applied, 0.0)) : std::string());
+    }
+    return args;
 }
 
 /// An error reply that says the configuration is wrong, not that Redis is
@@ -223,12 +280,16 @@ inline std::optional<gcra_reply> decode_gcra_reply(const resp_value& v, std::str
         why = "an unexpected reply to the rate-limit script";
         return std::nullopt;
     };
-    if (v.type != resp_value::kind::array || v.elements.size() != 5)
+    // Five elements: a script older than the fleet's count (another version
+    // of the library may have loaded it under its own SHA).
+    if (v.type != resp_value::kind::array || (v.elements.size() != 5 && v.elements.size() != 6))
         return bad();
     const auto& e = v.elements;
     for (std::size_t i : {0u, 1u, 2u, 4u})
         if (e[i].type != resp_value::kind::integer)
             return bad();
+    if (e.size() == 6 && (e[5].type != resp_value::kind::integer || e[5].integer < 0))
+        return bad();
     if (e[3].type != resp_value::kind::bulk)
         return bad();
     if ((e[0].integer != 0 && e[0].integer != 1) || e[1].integer < 0 || e[2].integer < 0 ||
@@ -247,8 +308,20 @@ inline std::optional<gcra_reply> decode_gcra_reply(const resp_value& v, std::str
     r.paused = std::chrono::microseconds(std::min(e[2].integer, year_us));
     r.balance = balance;
     r.frozen = e[4].integer == 1;
+    if (e.size() == 6)
+        r.alive = static_cast<std::size_t>(std::min<std::int64_t>(e[5].integer, 1000000000));
     return r;
 }
+
+/// One script call's outcome, as a link (redis_link) delivers it.
+struct redis_exchange_result
+{
+    std::optional<gcra_reply> reply;  ///< Empty: failed (`why` says how).
+    std::string why;
+    /// Failed because Redis refuses the configuration (credentials,
+    /// permissions, the database number), not because it is down.
+    bool misconfigured = false;
+};
 
 /// The scheduler's view of a Redis bucket (see the file comment). Sans-io.
 class redis_points final : public points_source
@@ -344,13 +417,25 @@ public:
 
     bool in_flight() const noexcept { return in_flight_; }
 
+    /// The points this process has taken from its fallback bucket in all (a
+    /// running total, never lowered): what Redis has not yet confirmed
+    /// applied goes with the next call, as debt on the shared bucket.
+    void fallback_spent(double total) noexcept { spent_ = std::max(spent_, total); }
+
+    /// Fallback spending Redis has not confirmed applied.
+    bool owes() const noexcept { return spent_ > applied_ + 1e-9; }
+
+    /// Processes of the key alive at the last reply (the caller included);
+    /// 0: none seen yet.
+    std::size_t alive() const noexcept { return alive_; }
+
     /// Whether a call should be sent at `now`: something to tell Redis, or a
     /// want whose retry time has come.
     bool wants_exchange(time_point now) const noexcept
     {
         if (in_flight_)
             return false;
-        return pending_give_ > 0 || pending_lower_ || pending_pause_end_ > now || pending_thaw_ ||
+        return pending_give_ > 0 || pending_lower_ || pending_pause_end_ > now || pending_thaw_ || owes() ||
                (want_ > permit_ + 1e-9 && now >= retry_at_ && now >= paused_until_);
     }
 
@@ -365,6 +450,12 @@ public:
         if (pending_pause_end_ > now)
             r.pause = std::chrono::ceil<std::chrono::microseconds>(pending_pause_end_ - now);
         r.thaw = pending_thaw_;
+        if (owes())
+        {
+            r.fallback_spent = spent_;
+            r.fallback_applied = applied_;
+            sent_spent_ = spent_;
+        }
         pending_give_ = 0;
         pending_lower_.reset();
         pending_pause_end_ = {};
@@ -389,6 +480,10 @@ public:
             retry_at_ = now + std::max<duration>(std::chrono::duration_cast<duration>(r.wait), std::chrono::milliseconds(1));
         }
         requested_ = 0;
+        applied_ = std::max(applied_, sent_spent_);
+        sent_spent_ = 0;
+        if (r.alive > 0)
+            alive_ = r.alive;
         balance_ = r.balance;
         balance_at_ = now;
         remote_frozen_ = r.frozen;
@@ -398,16 +493,20 @@ public:
 
     /// The call in flight failed: what it carried is lost (the store is
     /// abandoned for the fallback bucket until a retry succeeds).
+    /// Debt it carried stays owed: the next call sends the same running
+    /// total, and Redis applies only what it has not applied yet.
     void on_failure() noexcept
     {
         in_flight_ = false;
         requested_ = 0;
+        sent_spent_ = 0;
     }
 
-    /// Back to a fresh state (a new connection after a failure).
+    /// Back to a fresh state (a new connection after a failure); the debt
+    /// owed and the processes last seen stay.
     void reset(time_point now) noexcept
     {
-        permit_ = want_ = requested_ = pending_give_ = 0;
+        permit_ = want_ = requested_ = pending_give_ = sent_spent_ = 0;
         pending_lower_.reset();
         pending_pause_end_ = {};
         pending_thaw_ = remote_frozen_ = in_flight_ = false;
@@ -419,6 +518,7 @@ public:
     double permit() const noexcept { return permit_; }
 
 private:
+
     double estimate(time_point now) const noexcept
     {
         const double refill =
@@ -442,6 +542,10 @@ private:
     bool pending_thaw_ = false;
     bool remote_frozen_ = false;
     bool in_flight_ = false;
+    double spent_ = 0;       // fallback points taken, in all
+    double applied_ = 0;     // of which Redis confirmed applied
+    double sent_spent_ = 0;  // the total the call in flight reports
+    std::size_t alive_ = 0;
 };
 
 }  // namespace detail

@@ -84,6 +84,9 @@ public:
     /// The local bucket (the only one, or the fallback of a shared store).
     token_bucket& local_bucket() noexcept { return bucket_; }
 
+    /// Points granted from the local bucket in all (local_points::taken).
+    double local_taken() const noexcept { return local_.taken(); }
+
     /// Grants `cost` at once if no waiter would go first, no 429 pause holds
     /// and the source has the points; else changes nothing.
     bool try_grant(double cost, priority prio, time_point now)
