@@ -197,6 +197,7 @@ window $WINDOW
 retry_ms $RETRY_MS
 lat_retry_ms $LAT_RETRY_MS
 timeout_ms $TIMEOUT_MS
+b_points $((CAPACITY * RETRY_MS / WINDOW / 1000))
 EOF
 
 # event RUN NAME: the time of NAME in the run's events file.

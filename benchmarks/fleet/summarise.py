@@ -16,8 +16,9 @@
 #   the refill since that answer (at most capacity).
 #   Guard span: from the fault's start to one window after its end. Sent: the
 #   points of every request sent in it (whatever the answer), by the time the
-#   attempt started; bound = capacity + refill x (length of the guard span);
-#   excess = sent - bound (what B has to cover).
+#   attempt started; bound = capacity + refill x (length of the guard span) + B,
+#   B = refill x store_retry_interval (docs/rate-limiting.md, "A fleet while
+#   Redis is away"); excess = sent - bound.
 # Latency rows (L1..L5): the operations that started in the row's span (the
 # whole run, or the fault): p50/p99 of the call-to-end duration and of the
 # limiter wait, the longest wait, the waits of at least command_timeout, and
@@ -55,7 +56,7 @@ def pct(values, q):
     return v[min(len(v) - 1, int(q * len(v)))]
 
 
-def fleet_row(out, run, label, cap, window):
+def fleet_row(out, run, label, cap, window, b_points):
     procs, ev = load(out, run)
     if not procs:
         return None
@@ -102,7 +103,7 @@ def fleet_row(out, run, label, cap, window):
     if fs is not None:
         during = sum(s[2] for s in sent if fs <= s[0] < fe)
         after = sum(s[2] for s in sent if fe <= s[0] < guard_end)
-        bound = cap + refill * (guard_end - fs)
+        bound = cap + refill * (guard_end - fs) + b_points
         row.update(fault=fe - fs, during=during, after=after, total=during + after, bound=bound,
                    excess=during + after - bound)
         per_host = collections.Counter()
@@ -155,13 +156,13 @@ def main():
     rows = []
     for run in "abcd":
         if os.path.exists(os.path.join(out, run + ".events")):
-            r = fleet_row(out, run, labels[run], cap, window)
+            r = fleet_row(out, run, labels[run], cap, window, params.get("b_points", 0))
             if r:
                 rows.append(r)
     if rows:
         print("| run | operations | failed | 429 answers | 429 later than one window after the fault "
               "| utilisation outside the fault | fault (s) | points sent during the fault | in the window after "
-              "| total | bound (capacity + refill x span) | over the bound |")
+              "| total | bound (capacity + refill x span + B, B = %g) | over the bound |" % params.get("b_points", 0))
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r, _ in rows:
             if "bound" in r:
