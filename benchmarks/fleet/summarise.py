@@ -123,7 +123,8 @@ def latency_row(out, run, label, timeout_ms, retry_s):
     b = ev.get("fault_end", float("inf"))
     durations, waits, long_waits, most, longest = [], [], 0, 0, 0.0
     for _, p in procs:
-        starts = sorted(int(w[0]) / 1e9 - int(w[1]) / 1e9 for w in p["W"] if int(w[1]) / 1e6 >= timeout_ms)
+        starts = sorted(t for t in (int(w[0]) / 1e9 - int(w[1]) / 1e9 for w in p["W"] if int(w[1]) / 1e6 >= timeout_ms)
+                        if a <= t < b)
         for i, t in enumerate(starts):
             most = max(most, sum(1 for u in starts[i:] if u < t + retry_s))
         for o in p["O"]:
