@@ -97,7 +97,7 @@ public:
 
     /// The processes sharing the store when it last answered, this one
     /// included; 0: unknown (never answered, or a store that does not count
-    /// them). The fallback bucket takes 1 / that share of the capacity.
+    /// them). The fallback bucket then holds at most capacity / that number.
     virtual std::size_t processes_alive() const noexcept { return 0; }
 };
 

@@ -15,14 +15,17 @@
 /// `frozen` (0, or the instant refill stopped: hold_refill_until_response),
 /// `paused` (end of the latest 429 pause), all microseconds of Redis's own
 /// clock (TIME), so the hosts' clocks never matter. The hash expires once it
-/// is equivalent to a fresh one (a full bucket, no pause). One call carries
-/// everything a process has to say since its last call (a take, points given
-/// back, a server header's lower bound, a 429 pause, a thaw) and answers
-/// whether the take was granted, else how long to wait.
+/// is equivalent to a fresh one (a full bucket, no pause) and the processes
+/// it counts are gone. One call carries everything a process has to say since
+/// its last call (a take, points given back, a server header's lower bound, a
+/// 429 pause, a thaw, the debt of its fallback bucket) and answers whether the
+/// take was granted, else how long to wait, and how many processes use the
+/// key (the fallback bucket's share: docs/rate-limiting.md, "A fleet while
+/// Redis is away").
 ///
 /// redis_points is synchronous, like every points_source: it grants only
 /// points Redis has already granted (a "permit"). When the head waiter finds
-/// none, it records the want; the store's session (redis_rate_limit_store.ipp)
+/// none, it records the want; the store's session (redis_session.hpp)
 /// then has the rate limiter send one script call (start_exchange), at most
 /// one in flight per bucket, and feeds the reply back (on_reply) under the
 /// limiter's lock, after which the head takes
