@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -45,12 +46,14 @@ struct request_options
     /// then `.extra_headers = trace`.
     list_ref<http_headers::field> extra_headers{};
     /// The trace this operation joins (its parent span): e.g. the incoming
-    /// request's `dd::parse_trace_context(traceparent, tracestate)`.
+    /// request's, named first: `const auto parent =
+    /// dd::parse_trace_context(traceparent, tracestate);` then
+    /// `.trace_parent = parent` (a view: a temporary is refused).
     /// Preferred to a `traceparent` in extra_headers and to
     /// trace_params::context. With a tracer, each attempt sends a
     /// `traceparent` naming its own span; without one, this parent is
     /// forwarded (docs/observability.md, "Traces").
-    std::optional<trace_context> trace_parent{};
+    trace_context_ref trace_parent{};
 };
 
 namespace detail {
@@ -67,6 +70,8 @@ public:
         if (!o)
             return;
         opts_ = *o;
+        if (o->trace_parent)
+            set_trace_parent(*o->trace_parent);
         store_.reserve(2 * o->extra_headers.size());
         fields_.reserve(o->extra_headers.size());
         for (const auto& f : o->extra_headers)
@@ -92,12 +97,17 @@ public:
     const request_options& get() const noexcept { return opts_; }
     void set_priority(priority p) noexcept { opts_.prio = p; }
     void clear_deadline() noexcept { opts_.deadline.reset(); }
-    void set_trace_parent(trace_context c) { opts_.trace_parent = std::move(c); }
+    void set_trace_parent(trace_context c)
+    {
+        parent_ = std::make_unique<trace_context>(std::move(c));
+        opts_.trace_parent = *parent_;
+    }
 
 private:
     request_options opts_;
     std::vector<std::string> store_;
     std::vector<http_headers::field> fields_;
+    std::unique_ptr<trace_context> parent_;  // on the heap: a move keeps opts_.trace_parent valid
 };
 
 }  // namespace detail

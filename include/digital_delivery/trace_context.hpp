@@ -11,6 +11,7 @@
 /// client's trace settings (docs/observability.md, "Traces").
 
 #include <digital_delivery/detail/config.hpp>
+#include <digital_delivery/string_ref.hpp>
 #include <digital_delivery/tracer.hpp>
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace digital_delivery {
 
@@ -32,6 +34,55 @@ struct trace_context
 
     /// \return Whether the sampled flag (bit 0) is set.
     bool sampled() const noexcept { return (flags & 1u) != 0; }
+};
+
+/// request_options::trace_parent: a view of the caller's trace_context, or of
+/// a `std::optional<trace_context>` (empty: no parent), that refuses a
+/// temporary at compile time, as string_ref does:
+///
+///     const auto parent = dd::parse_trace_context(tp, ts);
+///     dd::request_options opts{.trace_parent = parent};   // a named optional: fine
+///     opts.trace_parent = dd::parse_trace_context(tp);    // does not compile: the
+///                                                         // context dies at the ';'
+///
+/// Trivially copyable and destructible, as request_options must be (braced
+/// options inside `co_await` with g++ 12: docs/compilers.md).
+class trace_context_ref
+{
+public:
+    /// No parent.
+    constexpr trace_context_ref() noexcept = default;
+    /// A named context (lvalue), which must outlive the call.
+    /// \param c The context.
+    constexpr trace_context_ref(const trace_context& c) noexcept : p_(&c) {}
+    /// A named optional context (lvalue): none when it is empty.
+    /// \param c The context, or nothing.
+    constexpr trace_context_ref(const std::optional<trace_context>& c) noexcept : p_(c ? &*c : nullptr) {}
+    /// A temporary context, or a temporary optional one: refused (see the message).
+    template <class T>
+        requires((std::is_same_v<std::remove_cvref_t<T>, trace_context> ||
+                  std::is_same_v<std::remove_cvref_t<T>, std::optional<trace_context>>) &&
+                 !std::is_lvalue_reference_v<T>)
+    trace_context_ref(T&&)
+    {
+        static_assert(
+            detail::refused_temporary_v<T>,
+            "dd::trace_context_ref refuses a temporary trace context: it is destroyed at the end of the statement, "
+            "before the request is built. Name it first (const auto parent = dd::parse_trace_context(...); then "
+            ".trace_parent = parent)."
+        );
+    }
+    /// \return The context, or null for none.
+    constexpr const trace_context* get() const noexcept { return p_; }
+    /// \return Whether there is a context.
+    constexpr explicit operator bool() const noexcept { return p_ != nullptr; }
+    /// \return The context (there must be one).
+    constexpr const trace_context& operator*() const noexcept { return *p_; }
+    /// \return The context (there must be one).
+    constexpr const trace_context* operator->() const noexcept { return p_; }
+
+private:
+    const trace_context* p_ = nullptr;
 };
 
 /// Parses a `traceparent` header value, and a `tracestate` to go with it.

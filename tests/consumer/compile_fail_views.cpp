@@ -1,4 +1,5 @@
-// A temporary assigned to a view-typed member (dd::string_ref, dd::list_ref)
+// A temporary assigned to a view-typed member (dd::string_ref, dd::list_ref,
+// dd::trace_context_ref)
 // of a request model, request_options, an upload's parameters or a raw request
 // would be destroyed at the end of the statement, before the request is built.
 // Each CASE_* must fail to compile with the library's own message
@@ -57,6 +58,8 @@ void fill(const std::string& named, std::string& named_mutable)
 #elif defined(CASE_dangling_raw_body)
     dd::raw_request r{.method = dd::http_method::post, .path = "/assets"};
     r.body = std::string(R"({"asset":{"type":"licence"}})");  // a raw request's body
+#elif defined(CASE_dangling_trace_parent)
+    dd::request_options o{.trace_parent = dd::parse_trace_context(named)};  // a trace parent
 #elif defined(CASE_dangling_path_id)
     dd::client& c = *static_cast<dd::client*>(nullptr);
     (void)dd::async_get_order(c, "o" + std::to_string(7));  // an operation's id
@@ -78,7 +81,11 @@ void fill(const std::string& named, std::string& named_mutable)
     dd::new_digital_product p{.store_product_id = 1, .asset_ids = owned, .custom_message = named};
     p.asset_ids = ids;
     const dd::http_headers::field trace[] = {{"X-Trace", label}, {"X-Other", "literal"}};
-    const dd::request_options o{.extra_headers = trace};
+    const std::optional<dd::trace_context> parent = dd::parse_trace_context(label);
+    const dd::request_options o{.extra_headers = trace, .trace_parent = parent};
+    dd::request_options o2;
+    o2.trace_parent = *parent;
+    (void)o2;
     const dd::order_query q{.q = label, .email = "a@example.com"};
     dd::upload_asset_params up{.filename = label};
     up.content_type = "application/pdf";

@@ -292,7 +292,8 @@ TEST_F(trace_test, a_parent_without_a_tracer_is_forwarded_unchanged_on_every_att
     auto c = make_client(false);
     fake->expect_any().respond(503, "busy");
     fake->expect_any().respond(200, ok_order());
-    dd::request_options opts{.trace_parent = dd::parse_trace_context(parent_tp, "congo=t61rcWkgMzE")};
+    const auto opts_parent = dd::parse_trace_context(parent_tp, "congo=t61rcWkgMzE");
+    dd::request_options opts{.trace_parent = opts_parent};
     auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", opts, t); });
     ASSERT_FALSE(ec);
     ASSERT_EQ(fake->requests().size(), 2u);
@@ -327,7 +328,8 @@ TEST_F(trace_test, a_sampled_parent_is_joined_and_its_tracestate_carried)
 {
     auto c = make_client(true);
     fake->expect_any().respond(200, ok_order());
-    dd::request_options opts{.trace_parent = dd::parse_trace_context(parent_tp, "congo=t61rcWkgMzE")};
+    const auto opts_parent = dd::parse_trace_context(parent_tp, "congo=t61rcWkgMzE");
+    dd::request_options opts{.trace_parent = opts_parent};
     auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", opts, t); });
     ASSERT_FALSE(ec);
     const dd::span_data& op = *tr->named("get_order");
@@ -347,7 +349,8 @@ TEST_F(trace_test, an_unsampled_parent_is_followed_unless_configured)
     {
         auto c = make_client(true);
         fake->expect_any().respond(200, ok_order());
-        dd::request_options opts{.trace_parent = dd::parse_trace_context(unsampled)};
+        const auto opts_parent = dd::parse_trace_context(unsampled);
+        dd::request_options opts{.trace_parent = opts_parent};
         auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", opts, t); });
         ASSERT_FALSE(ec);
         EXPECT_TRUE(tr->spans.empty());
@@ -356,7 +359,8 @@ TEST_F(trace_test, an_unsampled_parent_is_followed_unless_configured)
     {
         auto c = make_client(true, {.follow_unsampled_parent = false});
         fake->expect_any().respond(200, ok_order());
-        dd::request_options opts{.trace_parent = dd::parse_trace_context(unsampled)};
+        const auto opts_parent = dd::parse_trace_context(unsampled);
+        dd::request_options opts{.trace_parent = opts_parent};
         auto [ec, o] = run([&](auto t) { return dd::async_get_order(c, "o1", opts, t); });
         ASSERT_FALSE(ec);
         ASSERT_EQ(tr->spans.size(), 2u);
@@ -382,7 +386,8 @@ TEST_F(trace_test, the_context_provider_is_asked_at_each_operations_start)
         EXPECT_EQ(hex(s.trace), parent_trace);
     // An explicit parent comes first: the provider is not asked.
     fake->expect_any().respond(200, ok_order());
-    dd::request_options opts{.trace_parent = dd::parse_trace_context("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")};
+    const auto opts_parent = dd::parse_trace_context("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    dd::request_options opts{.trace_parent = opts_parent};
     run([&](auto t) { return dd::async_get_order(c, "o3", opts, t); });
     EXPECT_EQ(asked, 2);
     EXPECT_EQ(hex(tr->spans.back().trace), "0af7651916cd43dd8448eb211c80319c");
@@ -425,8 +430,8 @@ TEST_F(trace_test, extra_headers_traceparent_is_the_parent_and_the_librarys_head
     EXPECT_EQ(traceparents, 1);
     // request_options::trace_parent beats the extra header.
     fake->expect_any().respond(200, ok_order());
-    dd::request_options both{.extra_headers = fields,
-                             .trace_parent = dd::parse_trace_context("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")};
+    const auto both_parent = dd::parse_trace_context("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    dd::request_options both{.extra_headers = fields, .trace_parent = both_parent};
     run([&](auto t) { return dd::async_get_order(c, "o1", both, t); });
     EXPECT_TRUE(header(fake->requests().at(2), "traceparent").starts_with("00-0af7651916cd43dd8448eb211c80319c-"));
     EXPECT_EQ(header(fake->requests().at(2), "tracestate"), "(none)");
@@ -437,7 +442,8 @@ TEST_F(trace_test, a_parent_built_by_hand_is_checked_before_it_is_sent)
     auto c = make_client(false);
     // All-zero ids: no parent, nothing sent.
     fake->expect_any().respond(200, ok_order());
-    dd::request_options zero{.trace_parent = dd::trace_context{}};
+    const dd::trace_context all_zero{};
+    dd::request_options zero{.trace_parent = all_zero};
     run([&](auto t) { return dd::async_get_order(c, "o1", zero, t); });
     EXPECT_EQ(header(fake->requests().at(0), "traceparent"), "(none)");
     // A tracestate that is not one (CR LF, an injected header): dropped.
@@ -717,7 +723,8 @@ TEST_F(trace_test, storage_gets_the_trace_headers_only_when_configured)
 TEST_F(trace_test, an_upload_forwards_its_parent_without_a_tracer_but_not_to_storage)
 {
     auto c = make_client(false);
-    dd::request_options opts{.trace_parent = dd::parse_trace_context(parent_tp)};
+    const auto opts_parent = dd::parse_trace_context(parent_tp);
+    dd::request_options opts{.trace_parent = opts_parent};
     ASSERT_FALSE(upload(c, opts)) << diag.to_string();
     const auto reqs = fake->requests();
     ASSERT_EQ(reqs.size(), 3u);

@@ -166,7 +166,7 @@ DIGITAL_DELIVERY_DECL detail::client_impl::client_impl(any_transport t, client_p
 DIGITAL_DELIVERY_DECL std::optional<trace_context> detail::client_impl::trace_parent_of(const request_options* opts) const
 {
     if (opts && opts->trace_parent && is_valid_context(*opts->trace_parent))
-        return opts->trace_parent;
+        return *opts->trace_parent;
     if (!tracing_)
         return std::nullopt;
     if (opts)
