@@ -296,8 +296,32 @@ TEST(scheduler_core, refund_and_oversized_cost)
     EXPECT_DOUBLE_EQ(s.available(core_t0), 2);
     s.refund(100, core_t0);
     EXPECT_DOUBLE_EQ(s.available(core_t0), 4);
-    EXPECT_EQ(s.acquire(2, 100, priority::normal, std::nullopt, core_t0), status::granted);  // treated as capacity
-    EXPECT_EQ(s.acquire(3, 0, priority::normal, std::nullopt, core_t0), status::granted);    // free
+    // Above the capacity: taken whole from the full bucket, which goes below
+    // zero (the points granted over time stay the refill).
+    EXPECT_EQ(s.acquire(2, 100, priority::normal, std::nullopt, core_t0), status::granted);
+    EXPECT_DOUBLE_EQ(s.available(core_t0), -96);
+    EXPECT_EQ(s.acquire(3, 0, priority::normal, std::nullopt, core_t0), status::granted);  // free
+    // The next point comes once the balance is back above 1: 97 points at 1 / s.
+    EXPECT_EQ(s.acquire(4, 1, priority::normal, core_t0 + 96s, core_t0), status::deadline_unreachable);
+    EXPECT_EQ(s.acquire(5, 1, priority::normal, core_t0 + 98s, core_t0), status::queued);
+}
+
+// A cost above the capacity queued behind others waits only until the
+// bucket is full, then overdraws it: it never blocks the queue.
+TEST(scheduler_core, an_oversized_cost_in_the_queue_is_granted_when_the_bucket_is_full)
+{
+    scheduler_core s(cfg(1.25, 1.25s), core_t0);  // 1 point per second, a fallback smaller than a write
+    EXPECT_EQ(s.acquire(1, 1, priority::normal, std::nullopt, core_t0), status::granted);
+    EXPECT_EQ(s.acquire(2, 2, priority::normal, std::nullopt, core_t0), status::queued);
+    EXPECT_EQ(s.acquire(3, 1, priority::normal, std::nullopt, core_t0), status::queued);
+    std::vector<detail::scheduler_core::outcome> out;
+    s.poll(core_t0 + 900ms, out);
+    EXPECT_TRUE(out.empty()) << "the bucket (0.25 after the first point) is not full yet";
+    s.poll(core_t0 + 1s, out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].id, 2u);
+    EXPECT_NEAR(s.available(core_t0 + 1s), -0.75, 1e-9);
+    EXPECT_EQ(*s.next_wake(core_t0 + 1s), core_t0 + 2750ms) << "the GET behind it waits for -0.75 to reach 1";
 }
 
 // ---- probe_first: learn what the server's bucket holds before a burst ----

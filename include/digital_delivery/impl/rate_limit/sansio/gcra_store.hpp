@@ -75,6 +75,7 @@ public:
 
     bool try_take(double cost, time_point now) noexcept override
     {
+        cost = std::min(cost, capacity());  // a larger cost would never fit: taken as the capacity
         const std::int64_t n = ns(now);
         if (n < cell_.paused_until.load(std::memory_order_acquire))
             return false;

@@ -13,6 +13,8 @@
 
 #include <digital_delivery/impl/rate_limit/sansio/token_bucket.hpp>
 
+#include <algorithm>
+
 #include <chrono>
 
 namespace digital_delivery {
@@ -32,7 +34,10 @@ public:
     virtual void set_capacity(double capacity, time_point now) noexcept = 0;
     /// The balance at `now` (may be negative).
     virtual double available(time_point now) noexcept = 0;
-    /// Takes `cost` if the balance allows it at `now`.
+    /// Takes `cost` if the balance allows it at `now`. A cost above the
+    /// capacity is the source's to handle: the local bucket takes it whole
+    /// once it is full (its balance goes below zero), a shared store takes
+    /// at most its capacity.
     virtual bool try_take(double cost, time_point now) noexcept = 0;
     /// Lowers the balance to `value` if higher; never raises it.
     virtual bool lower_to(double value, time_point now) noexcept = 0;
@@ -57,10 +62,20 @@ public:
     double capacity() const noexcept override { return b_.capacity(); }
     void set_capacity(double c, time_point now) noexcept override { b_.set_capacity(c, now); }
     double available(time_point now) noexcept override { return b_.available(now); }
+    /// A cost above the capacity (a fallback bucket smaller than a write)
+    /// is taken whole once the bucket is full: the balance goes below zero
+    /// and refills from there, so the points granted over time stay the
+    /// bucket's refill, and taken() (the debt a shared store's fallback
+    /// reports) counts what the server is charged.
     bool try_take(double cost, time_point now) noexcept override
     {
-        if (!b_.try_take(cost, now))
+        if (cost <= 0)
+            return true;  // free: nothing to take, whatever the balance
+        const double need = std::min(cost, b_.capacity());
+        if (!b_.try_take(need, now))
             return false;
+        if (cost > need)
+            b_.take(cost - need, now);
         taken_ += cost;
         return true;
     }

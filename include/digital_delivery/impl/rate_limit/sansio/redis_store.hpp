@@ -348,6 +348,7 @@ public:
 
     bool try_take(double cost, time_point) noexcept override
     {
+        cost = std::min(cost, capacity_);  // a larger cost would never fit: taken as the capacity
         if (permit_ + 1e-9 >= cost)
         {
             permit_ = std::max(0.0, permit_ - cost);

@@ -91,7 +91,7 @@ public:
     /// and the source has the points; else changes nothing.
     bool try_grant(double cost, priority prio, time_point now)
     {
-        cost = std::clamp(cost, 0.0, src_->capacity());
+        cost = std::max(cost, 0.0);
         const key k{now + static_cast<int>(prio) * cfg_.aging_interval, seq_};
         const bool at_front = queue_.empty() || k < queue_.begin()->first;
         if (!at_front || now < pause_end() || probe_holds(now) || !src_->try_take(cost, now))
@@ -101,7 +101,10 @@ public:
     }
 
     /// Asks for `cost` points for waiter `id` (unique among queued waiters).
-    /// A cost above the capacity is treated as the capacity.
+    /// The cost is kept as asked: a cost above the source's capacity (a
+    /// fallback bucket smaller than a write, a lowered X-RateLimit-Limit) is
+    /// granted once the source holds its capacity, as the source decides
+    /// (points_source::try_take).
     acquire_status acquire(
         waiter_id id,
         double cost,
@@ -112,7 +115,7 @@ public:
     {
         if (try_grant(cost, prio, now))
             return acquire_status::granted;
-        cost = std::clamp(cost, 0.0, src_->capacity());
+        cost = std::max(cost, 0.0);
         const key k{now + static_cast<int>(prio) * cfg_.aging_interval, seq_++};
         const bool at_back = queue_.empty() || queue_.rbegin()->first < k;
         if (deadline)
@@ -124,7 +127,7 @@ public:
             else
                 for (auto it = queue_.begin(); it != queue_.end() && it->first < k; ++it)
                     ahead += it->second.cost;
-            if (earliest(ahead + cost, now) > *deadline)
+            if (earliest(ahead + need(cost), now) > *deadline)
                 return acquire_status::deadline_unreachable;
         }
         queue_.emplace(k, entry{id, cost, deadline});
@@ -181,7 +184,7 @@ public:
     {
         if (queue_.empty())
             return std::nullopt;
-        const time_point t = earliest(queue_.begin()->second.cost, now);
+        const time_point t = earliest(need(queue_.begin()->second.cost), now);
         // Held behind a probe: its answer runs the scheduler; this wake only
         // ends a probe nobody reported (probe_timeout()).
         return probe_holds(now) ? std::max(t, probe_at_ + probe_timeout()) : t;
@@ -332,6 +335,10 @@ public:
 
     /// Earliest time at which `points` more points can have been granted, from
     /// the current balance (a lower bound, honouring the pause).
+    /// What the source must hold before a request of `cost` can be taken: the
+    /// cost, or the capacity when the cost is larger (taken from a full source).
+    double need(double cost) const noexcept { return std::min(cost, src_->capacity()); }
+
     time_point earliest(double points, time_point now)
     {
         const time_point by_refill = now + src_->time_to_reach(points, now);
@@ -396,7 +403,7 @@ private:
         for (auto it = queue_.begin(); it != queue_.end();)
         {
             const double c = cum + it->second.cost;
-            if (it->second.deadline && earliest(c, now) > *it->second.deadline)
+            if (it->second.deadline && earliest(cum + need(it->second.cost), now) > *it->second.deadline)
             {
                 out.push_back({it->second.id, false});
                 index_.erase(it->second.id);
