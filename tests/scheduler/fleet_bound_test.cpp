@@ -378,6 +378,36 @@ TEST(fleet_bound, a_process_that_joins_during_the_outage_takes_fallback_share_an
         << "its share is above 1/9, yet the debt takes it back from the shared bucket";
 }
 
+// A request the fallback granted and the server refused with a 429 was not
+// charged by the server: it is not reported as debt (the resent request is,
+// when granted again). Before, each such 429 was paid twice: as debt, and again
+// by the resent request, and the shared bucket waited for points the server
+// never counted.
+TEST(fleet_bound, a_429_on_a_fallback_grant_is_not_debt)
+{
+    vclock vc;
+    fleet f(4);
+    const auto t0 = f.settle(vc);
+    f.store.redis->up = false;
+    f.run(vc, 10s);
+    response_facts refused;
+    refused.status = 429;
+    for (int i = 0; i < 3; ++i)
+    {
+        f.procs[0]->observe_response(refused);
+        f.procs[0]->not_charged(1);
+    }
+    const auto t1 = vclock::now();
+    f.store.redis->up = true;
+    f.run(vc, W);
+    const auto& ids = *f.store.ids;
+    ASSERT_EQ(f.store.redis->applied.count(ids.at(0)), 1u);
+    ASSERT_EQ(f.store.redis->applied.count(ids.at(1)), 1u);
+    EXPECT_NEAR(f.store.redis->applied.at(ids.at(1)), f.admitted_by(1, t0, t1), 1.0) << "no 429: every grant is debt";
+    EXPECT_NEAR(f.store.redis->applied.at(ids.at(0)), f.admitted_by(0, t0, t1) - 3, 1.0)
+        << "three grants refused with a 429: not debt";
+}
+
 TEST(fleet_bound, a_process_that_never_comes_back_loses_at_most_its_share)
 {
     vclock vc;
@@ -491,7 +521,7 @@ TEST(fleet_bound, arguments_carry_the_process_and_its_debt_only_when_owed)
     pts.on_reply(ok, t);
     EXPECT_FALSE(pts.wants_exchange(t)) << "confirmed: nothing owed";
     EXPECT_EQ(pts.alive(), 3u);
-    pts.fallback_spent(4);  // a total never goes down
+    pts.fallback_spent(4);  // below what Redis confirmed: nothing owed, nothing taken back
     EXPECT_FALSE(pts.wants_exchange(t));
     pts.fallback_spent(6);
     req = pts.start_exchange(t);

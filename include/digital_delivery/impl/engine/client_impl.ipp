@@ -689,7 +689,11 @@ struct execute_op
         switch (step)
         {
         case limiter_step::none: return;
-        case limiter_step::observe_response: l.observe_response(facts); return;
+        case limiter_step::observe_response:
+            l.observe_response(facts);
+            if (facts.status == 429)
+                l.not_charged(s_->core.cost());  // refused unprocessed: no fallback debt
+            return;
         case limiter_step::attempt_over: l.observe_response(response_facts{}); return;  // resume refilling
         case limiter_step::refund: l.refund(s_->core.cost()); return;
         }

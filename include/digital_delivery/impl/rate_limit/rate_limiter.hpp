@@ -188,6 +188,12 @@ public:
     /// Gives back the points of a request that provably never reached the server.
     DIGITAL_DELIVERY_DECL void refund(int cost);
 
+    /// A request the server refused unprocessed (a 429; observe_response
+    /// pauses the bucket): while a shared store's fallback serves, the
+    /// fallback does not report its `cost` as debt (the server charged
+    /// nothing; the resent request is counted when granted again).
+    DIGITAL_DELIVERY_DECL void not_charged(int cost);
+
     /// The current limit, remaining points and reset time; source `header` when
     /// the server's figures set the estimate and nothing was granted since,
     /// else `estimate`.

@@ -557,6 +557,13 @@ DIGITAL_DELIVERY_DECL void rate_limiter::refund(int cost)
     b.deliver();
 }
 
+DIGITAL_DELIVERY_DECL void rate_limiter::not_charged(int cost)
+{
+    auto& st = *state_;
+    std::lock_guard<std::mutex> lk(st.mtx);
+    st.core.not_charged(cost);
+}
+
 DIGITAL_DELIVERY_DECL rate_limit_snapshot rate_limiter::snapshot() const
 {
     auto& st = *state_;

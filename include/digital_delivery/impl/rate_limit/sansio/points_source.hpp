@@ -84,9 +84,13 @@ public:
     bool thaw(time_point now) noexcept override { return b_.thaw(now); }
     duration time_to_reach(double target, time_point now) noexcept override { return b_.time_to_reach(target, now); }
 
-    /// Points granted from this bucket in all (refunds not subtracted): a
-    /// shared store's fallback reports them as debt when the store is back.
+    /// Points granted from this bucket in all (refunds not subtracted, 429s
+    /// subtracted: untake): a shared store's fallback reports them as debt
+    /// when the store is back.
     double taken() const noexcept { return taken_; }
+    /// A grant the server refused unprocessed: not counted in taken() (its
+    /// points stay spent in the bucket: the 429 emptied it anyway).
+    void untake(double cost) noexcept { taken_ = std::max(0.0, taken_ - cost); }
 
 private:
     token_bucket& b_;

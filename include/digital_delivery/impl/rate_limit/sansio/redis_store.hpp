@@ -422,9 +422,10 @@ public:
     bool in_flight() const noexcept { return in_flight_; }
 
     /// The points this process has taken from its fallback bucket in all (a
-    /// running total, never lowered): what Redis has not yet confirmed
-    /// applied goes with the next call, as debt on the shared bucket.
-    void fallback_spent(double total) noexcept { spent_ = std::max(spent_, total); }
+    /// running total; lowered by a 429 not charged, never below what Redis
+    /// confirmed applied): what Redis has not yet confirmed applied goes with
+    /// the next call, as debt on the shared bucket.
+    void fallback_spent(double total) noexcept { spent_ = std::max(applied_, total); }
 
     /// Fallback spending Redis has not confirmed applied.
     bool owes() const noexcept { return spent_ > applied_ + 1e-9; }

@@ -87,6 +87,16 @@ public:
     /// Points granted from the local bucket in all (local_points::taken).
     double local_taken() const noexcept { return local_.taken(); }
 
+    /// A request refused unprocessed (a 429) while the local bucket serves:
+    /// not counted in local_taken() (a shared store's fallback reports that
+    /// as debt). A request granted by the shared source before it went away
+    /// and refused after is uncounted too: at most the requests in flight then.
+    void not_charged(double cost) noexcept
+    {
+        if (src_ == &local_)
+            local_.untake(std::max(cost, 0.0));
+    }
+
     /// Grants `cost` at once if no waiter would go first, no 429 pause holds
     /// and the source has the points; else changes nothing.
     bool try_grant(double cost, priority prio, time_point now)
