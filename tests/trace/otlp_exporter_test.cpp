@@ -390,6 +390,11 @@ TEST_F(otlp_exporter_test, bad_configuration_is_refused_with_typed_errors)
                  std::invalid_argument);
     EXPECT_THROW(dd::otlp_exporter(ioc.get_executor(), {.headers = {{"content-type", "text/plain"}}, .file = path}),
                  std::invalid_argument);
+    // On its own thread: the state (its timers on the exporter's io_context)
+    // goes before that io_context when the constructor throws (UBSan saw a
+    // timer destroyed after its service: ddctl --trace with an unwritable file).
+    EXPECT_THROW(dd::otlp_exporter({.file = "/nonexistent-dir/x/spans.jsonl"}), std::system_error);
+    EXPECT_THROW(dd::otlp_exporter(dd::otlp_exporter_params{}), std::invalid_argument);
 }
 
 }  // namespace

@@ -318,7 +318,15 @@ inline void setup_exporter(otlp_exporter::state& s, boost::asio::any_io_executor
 DIGITAL_DELIVERY_DECL otlp_exporter::otlp_exporter(otlp_exporter_params params) : own_(std::make_unique<own_thread>())
 {
     s_ = std::make_shared<state>(own_->ioc.get_executor(), std::move(params));
-    detail::setup_exporter(*s_, own_->ioc.get_executor());
+    try
+    {
+        detail::setup_exporter(*s_, own_->ioc.get_executor());
+    }
+    catch (...)
+    {
+        s_.reset();  // its timers and transport before own_'s io_context (members go in reverse order)
+        throw;
+    }
     s_->retries_after_shutdown = true;
     own_->thread = std::thread([io = &own_->ioc] { io->run(); });
 }
