@@ -1,3 +1,6 @@
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # The Boost this library is built with: 1.81 or later, the versions tested
 # named in every message. Used by CMakeLists.txt and by the installed package
 # (digital_delivery-config.cmake), the same rule for both.

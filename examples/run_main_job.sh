@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # The main job (README.md): the typical flow of examples/typical_flow.cpp.
 #  - with DIGITAL_DELIVERY_BASE_URL and DIGITAL_DELIVERY_API_KEY set: against that service;
 #  - otherwise: against a digital-delivery-sandbox started here on 127.0.0.1 (free port).

@@ -1,3 +1,6 @@
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # The typical flow recorded against a sandbox (with_sandbox.sh stops it at the
 # end), then replayed from its cassette with no sandbox and no credentials:
 # the two runs print the same (the progress bar's rate aside), and the

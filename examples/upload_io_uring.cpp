@@ -1,6 +1,7 @@
 //
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
 // Uploads a file as an internal asset, reading it with io_uring.
 // Usage: upload_io_uring BASE_URL API_KEY [FILE]   (without FILE: a 4 MiB temporary file)

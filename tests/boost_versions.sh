@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Builds and tests this project against the Boost versions it supports besides
 # the system's (Debian 12: 1.81), without installing any Boost over the
 # system's: 1.83 (Debian's bookworm-backports, built for Debian 12) and the

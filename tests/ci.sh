@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # The test command (README.md), what CI runs (.ci/run). On a fresh Debian 12
 # machine it installs what it needs, then builds and tests in three
 # configurations, each compiling the library once and the test programs marked

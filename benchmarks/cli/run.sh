@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # ddctl upload benchmark (issue 27): `ddctl assets upload` of a 2 GiB file
 # against `curl -T` of the same file to the same storage, the sandbox's
 # (digital-delivery-sandbox on 127.0.0.1, its files in a temporary directory).

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The peer TU's job done with the library: the client over the default Beast
 // transport and one co_awaited call (issue 25, point 4). Compiled header-only
 // (the transport's and the client's implementation compile here) and with

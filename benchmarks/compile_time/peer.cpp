@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The translation unit a user would write instead of using the library: one
 // co_awaited HTTPS GET over Beast with TLS, the JSON body decoded with
 // boost::json::value_to into a described struct (issue 25, point 4).

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Compile time as a user feels it (issue 25, point 4), g++-12 -O0, one
 # hyperfine run (apt-get install hyperfine) so that the machine's load weighs
 # on every row alike:

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Decoding benchmark: builds core_bench.cpp (-O2 -DNDEBUG, g++-12) against
 # this tree's headers and, when OLD_INCLUDE is set, a second binary against
 # another tree's headers (e.g. a checkout of the previous commit), then

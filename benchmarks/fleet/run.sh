@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # One API key, four hosts, faults on purpose (docs/performance.md, "One key,
 # four hosts"). Not a test: a benchmark, run by hand, as root.
 #

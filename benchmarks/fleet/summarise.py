@@ -1,4 +1,7 @@
 #!/usr/bin/env python3
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # The tables of benchmarks/fleet/run.sh from the files of its runs (the
 # workers' RUN.cH.pP files, RUN.events and params; formats in fleet_worker.cpp).
 #

@@ -1,6 +1,7 @@
 //
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
 // Constructing many clients in one process (issue 16): N clients, each with
 // its own API key (one store each, the many-tenants case), or all with one

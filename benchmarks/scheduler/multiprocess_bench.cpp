@@ -1,6 +1,7 @@
 //
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
 // Issue 16: N processes (1, 2, 4, 8) on one API key against one sandbox store
 // with a time-compressed bucket (40 points per `window` s). Each process runs

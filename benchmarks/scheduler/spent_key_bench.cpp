@@ -1,6 +1,7 @@
 //
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
 // A process that starts on a key another process has just spent. One client
 // on an io_context run by 4 threads starts 240 operations at once, each on a

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Transport benchmark: builds (Release, -O2 -DNDEBUG), starts nginx on a free
 # port serving a ~450 B order and a 250-order page (~110 KB) as static files,
 # then measures, side by side, digital_delivery::beast_transport ("ours"), a

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Upload benchmark (issue 6): a 2 GiB PUT through a local nginx
 # (client_max_body_size 0, proxy_request_buffering off) to an upstream that
 # reads and discards every byte, measured side by side in one run:

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // 2 GiB upload benchmark driver (benchmarks/upload/run.sh runs it).
 //
 //   upload_bench ours    BASE_URL FILE   digital_delivery::async_upload_asset

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Shared by the cassette tests: a cassette path of the test's own, reading
 // it back, and running an operation on the virtual clock.
 #ifndef DIGITAL_DELIVERY_TESTS_CASSETTE_HELPERS_HPP

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // A 2 GiB upload recorded: the body streams through the recording transport
 // (hashed, never held) and the cassette stays under 10 kB. A program of its
 // own, built with optimisation: hashing 2 GiB unoptimised (or under ASan)

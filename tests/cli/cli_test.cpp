@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // ddctl run as a process against the program's one sandbox (a store of its
 // own per test): every subcommand, its JSON compared with the API's own
 // answer, the exit code of each failure class, --all across pages, --dry-run

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Realistic API payloads and the test harness shared by the unit tests.
 #ifndef DIGITAL_DELIVERY_TESTS_UNIT_FIXTURES_HPP
 #define DIGITAL_DELIVERY_TESTS_UNIT_FIXTURES_HPP

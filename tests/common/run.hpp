@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Running asynchronous tests with a hang guard. Every test that runs an
 // io_context goes through these helpers: an operation that never completes
 // fails the test, with its name, after a limit of real time (a guard, not a

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Shared harness of the client-against-sandbox integration tests: a store of
 // its own in the program's one digital-delivery-sandbox process (created with
 // the given options), an io_context, the Beast transport and a client, plus

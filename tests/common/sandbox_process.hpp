@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The tests' sandbox: digital_delivery::testing::sandbox (the public fixture,
 // <digital_delivery/testing/sandbox.hpp>) plus the program's one shared
 // process. It starts a digital-delivery-sandbox on 127.0.0.1 with a free port

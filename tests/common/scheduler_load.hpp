@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // A load on the client's rate limiter against a real server: `n` concurrent
 // coroutines on one client, 3 GETs (1 point) for each PATCH (2 points), on one
 // asset and one order the function creates or finds first. Shared by the

@@ -1,4 +1,7 @@
 #!/usr/bin/env python3
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 """A stand-in for a service that is not the sandbox but answers 200
 {"status":"ok"} to every method and path (a health route of its own, a
 proxy's catch-all route), on 127.0.0.1 and a free port chosen by the kernel.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Deterministic test data shared by the tests: bodies and temporary files for
 // the upload tests, random edits of well-formed input for the robustness tests.
 #ifndef DIGITAL_DELIVERY_TESTS_COMMON_TEST_DATA_HPP

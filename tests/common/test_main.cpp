@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // main() of every test program: GoogleTest plus a hang guard. A watchdog
 // thread fails the program, naming the test, when one test runs longer than
 // DD_TEST_HANG_SECONDS (default 120 s: generous, it catches hangs, it measures

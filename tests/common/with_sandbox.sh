@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Runs a command against a fresh digital-delivery-sandbox on 127.0.0.1 (a port
 # the sandbox binds itself: --port 0).
 #   with_sandbox.sh SANDBOX_EXE [sandbox flags...] -- COMMAND [args...]

@@ -1,3 +1,6 @@
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # The Boost versions CMake accepts (cmake/digital_delivery-boost.cmake, used by
 # CMakeLists.txt and the installed package), and meson.build: with stand-in
 # Boost packages of the versions given, a project that applies the rule

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Each CASE_* must fail to compile; with no CASE_ defined it must compile
 // (the control), so a failure means the check itself works.
 #include <digital_delivery.hpp>

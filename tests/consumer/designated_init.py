@@ -1,4 +1,7 @@
 #!/usr/bin/env python3
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 """Writes a translation unit that designated-initializes every public struct
 with only its first member, as users write `{.api_key = key}`, for
 headers_self_contained.cmake to compile with -Wall -Wextra -Werror: g++ 12

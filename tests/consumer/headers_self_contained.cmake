@@ -1,3 +1,6 @@
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Compiles every public header on its own (header-only mode, -fsyntax-only):
 # each header includes what it uses, and is warning-free under a user's
 # -Wall -Wextra -Werror (no -Wno-missing-field-initializers here), also where

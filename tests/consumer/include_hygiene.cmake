@@ -1,3 +1,6 @@
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Fails when <digital_delivery.hpp> includes, directly or not, a header of
 # Boost.Beast or OpenSSL (they belong to <digital_delivery/beast_transport.hpp>
 # only) or of the Redis or shared-memory rate-limit store (opt-in headers); with separate compilation, when it includes Boost.JSON's DOM or

@@ -1,3 +1,6 @@
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Builds and runs tests/consumer/project as a user would.
 #   -DMODE=install -DDD_BINARY_DIR=... -DWORK_DIR=<prefix>: installs the package
 #   there, once for every test of the installed package (the fixture dd_install)

@@ -1,3 +1,6 @@
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Builds tests/consumer/meson_project, a user's meson project with
 # digital_delivery as a subproject (a link to DD_SOURCE_DIR), as a user would:
 # a plain build compiles only the header-only program, nothing of ours (no

@@ -1,3 +1,6 @@
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Builds tests/consumer/sandbox_project as a user would and runs its test
 # program (the sandbox fixture against digital-delivery-sandbox) with ctest.
 #   -DMODE=find_package -DPREFIX=... -DDD_BINARY_DIR=... -DWORK_DIR=... -DCXX=...  (the package installed

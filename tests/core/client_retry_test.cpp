@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The client's request operation with the rate limiter and the retry policy:
 // 429 handling, idempotency rules, deadlines, cancellation while backing off.
 #include "fixtures.hpp"

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The exact request of each of the 18 endpoints, and the decoding of a
 // realistic response (nullable fields null and set, unknown extra fields,
 // unknown enum values).

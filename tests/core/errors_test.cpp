@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Typed errors: the API's known messages, error body shapes, decode errors
 // with JSON paths, and caller input rejected before anything is sent.
 #include "fixtures.hpp"

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The observer of client_params: which events a request, a retry, a 429, a
 // rejected request and an upload produce, with what fields; and that no
 // secret (API key, presigned signature, URL user info) reaches an observer.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The two ready-made observers: json_logger (one JSON line per event, levels,
 // stream or callback sink, no secrets) and metrics_observer (series per
 // endpoint/status/error, retries, 429s, limiter waits, Prometheus text).

@@ -1,3 +1,6 @@
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # The Prometheus exposition of metrics_observer, checked by Prometheus's own
 # `promtool check metrics` (parse and lint): every series of the exposition
 # (metrics_exposition.cpp), label values that need escaping included. A control

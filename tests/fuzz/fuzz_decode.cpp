@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // libFuzzer target: decoding a response (docs/reliability.md).
 //
 // Input: byte 0 picks the endpoint whose response is decoded, byte 1 the HTTP

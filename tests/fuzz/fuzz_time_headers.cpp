@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // libFuzzer target: the time values a response carries (docs/reliability.md).
 //
 // Input: 8 bytes of `now` (a system_clock::time_point, any 64-bit count, so

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The client against digital-delivery-sandbox over real sockets (Beast
 // transport): all 18 endpoints with their returned fields, every documented
 // error message as its typed error with the server's words in diagnostics,

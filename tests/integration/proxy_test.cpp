@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // HTTP proxies in the Beast transport (docs/proxies.md): API calls and an
 // upload against the sandbox through a real tinyproxy, with and without Basic
 // authentication; https:// through a CONNECT tunnel (TLS nginx of

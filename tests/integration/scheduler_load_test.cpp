@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // 1000 concurrent coroutines on one client against a sandbox store whose
 // bucket is time-compressed (40 points per 0.5 s), 3 GETs for each PATCH:
 // the client's rate limiter keeps every request under the server's limit.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Issue 16: several processes, one API key, one sandbox store whose bucket is
 // time-compressed (40 points per 0.5 s). Each process runs the scheduler_load
 // workload (3 GETs for each PATCH, retries off) with its client's points in

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The sandbox facing hostile clients: every test drives the real
 // digital-delivery-sandbox executable over HTTP (the program's shared process,
 // or a process of its own when a process flag is needed), with raw sockets

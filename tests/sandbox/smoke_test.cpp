@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Smoke test (label integration): starts the real digital-delivery-sandbox on
 // 127.0.0.1 port 0, waits for "listening on", does two keep-alive GETs over a raw
 // socket and one storage PUT refusal, then stops it with SIGTERM. And a store

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Several stores in one sandbox (store_registry): POST/DELETE /sandbox/stores,
 // routing by X-Auth-Token and by the /stores/<id> prefix of storage URLs,
 // isolation of state, quotas, rate limit and clock; and the one option parser

@@ -1,6 +1,7 @@
 //
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
 // A fleet of processes on one key while its Redis store goes away and comes
 // back, on the virtual clock: the library's Redis session (redis_session.hpp,

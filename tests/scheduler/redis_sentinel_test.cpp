@@ -1,6 +1,7 @@
 //
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
 // Redis Sentinel: one master, one replica and three sentinels
 // (redis-server --sentinel) on free ports of 127.0.0.1, started and stopped

@@ -1,6 +1,7 @@
 //
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
 // Issue 16, one key shared by several processes: the GCRA cell (sans-io, on a
 // virtual clock: several "processes" are several views of one cell), the

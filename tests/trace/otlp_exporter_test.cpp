@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // otlp_exporter on hand-made spans: the OTLP JSON encoding, batching and the
 // schedule delay (virtual clock), the collector's POST (fake transport): its
 // URL and headers, retries on 503 and 429 with Retry-After, 400 dropped, a

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The client's own spans through otlp_exporter, as a collector's file
 // receiver would read them: names, parent/child links, the resend count of a
 // 503 then 200, a rate-limiter wait under a tight bucket, an upload's

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The transport's exchange drivers (the in-memory-body state machine and the
 // streamed-body coroutine, impl/http/beast_transport.ipp) over beast::test::stream
 // with a fail_count: the n-th read or write of the connection fails, for every

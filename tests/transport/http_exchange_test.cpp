@@ -1,6 +1,7 @@
 //
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
 // The transport's sans-io HTTP/1.1 core (impl/http/sansio/http_exchange.hpp):
 // the request serializer and the response reader, with the peer scripted

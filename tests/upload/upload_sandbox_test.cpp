@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Uploads through the Beast transport against the sandbox's S3-like storage:
 // round trips (bytes compared through a real download), tampered signed
 // headers, expired URLs (direct PUT and the replace-based recovery),

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // uring_file_source: the io_uring opt-in. This test program is built with
 // BOOST_ASIO_HAS_IO_URING in every translation unit (it is one TU, header-only
 // mode, so the library is compiled with the same switch) and links liburing.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Workflow helpers against the digital-delivery-sandbox over the Beast
 // transport (label: sandbox): paginating 1,000 seeded orders, purchase ->
 // wait for the watermark -> ready, asset edits, raw requests.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The one-definition test's program: two translation units that include
 // every public header (tu.cpp.in), linked together; it runs (each TU makes a
 // call through the fake transport) and exits 0.

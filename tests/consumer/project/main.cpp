@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // A consumer: umbrella header + the public test double, built header-only
 // (target digital_delivery::digital_delivery) and against the compiled library
 // (digital_delivery::compiled).

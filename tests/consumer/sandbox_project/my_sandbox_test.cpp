@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // A user's test program: the sandbox fixture, a store of its own, its clock
 // moved forward, and one request with plain sockets to the API's base URL.
 // Exit status 0 when every check passes.

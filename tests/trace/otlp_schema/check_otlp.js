@@ -1,4 +1,7 @@
 #!/usr/bin/env node
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Checks OTLP/HTTP JSON trace requests (ExportTraceServiceRequest) against the
 // OpenTelemetry project's own OTLP schema: the protobufjs root that
 // @opentelemetry/otlp-transformer generates from opentelemetry-proto

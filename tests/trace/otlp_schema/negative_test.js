@@ -1,4 +1,7 @@
 #!/usr/bin/env node
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The strict OTLP check rejects what protobufjs alone lets through: a request
 // that passes, then one mutation at a time that must fail, each with the
 // problem it must name. Exit 0 when every case behaves.

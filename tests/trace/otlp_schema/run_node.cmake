@@ -1,3 +1,6 @@
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # ctest's (and meson's) entry to the OTLP schema check:
 #   cmake -D NODE=<node> -D DIR=<this folder> -D SCRIPT=<a script of DIR>
 #         [-D SCRIPT_ARGS=<its options, separated by commas>]

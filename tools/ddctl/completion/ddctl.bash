@@ -1,3 +1,6 @@
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # bash completion for ddctl (installed as share/bash-completion/completions/ddctl).
 # The candidates come from ddctl itself (`ddctl __complete WORDS...` walks its
 # command-line definition: subcommands, options, and the values of an option

@@ -1,3 +1,6 @@
+# Copyright (c) 2026 The digital_delivery authors
+# Distributed under the Boost Software License, Version 1.0.
+# (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # fish completion for ddctl (installed as share/fish/vendor_completions.d/ddctl.fish,
 # or sourced). The candidates come from ddctl itself (`ddctl __complete WORDS...`
 # walks its command-line definition): subcommands, options, and the values of an

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // ddctl's subcommands: one per resource and verb, each a coroutine run on a session.
 #ifndef DDCTL_COMMANDS_HPP
 #define DDCTL_COMMANDS_HPP

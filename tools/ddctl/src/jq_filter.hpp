@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // `--jq EXPR`: a jq program (libjq, the library of the jq tool) run on each
 // JSON document or list item ddctl prints, like gh's --jq.
 #ifndef DDCTL_JQ_FILTER_HPP

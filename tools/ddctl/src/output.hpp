@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // What ddctl prints on stdout: the JSON the API sent (one document per
 // resource, its bytes as they came; JSON lines for lists, each item's bytes
 // with the whitespace between tokens removed) or a table for people. Both are

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // The payload of an endpoint (its query or body model) on the command line:
 // one option per described member (`byte_size` -> `--byte-size`), and
 // `--data JSON` / `--data @file.json` for the whole body. Found with

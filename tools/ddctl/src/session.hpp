@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // What every ddctl command runs with: the client, the tap on its transport,
 // the printer, the request options, and the checks every command shares
 // (errors to exit codes, --dry-run, confirmation of writes that email).

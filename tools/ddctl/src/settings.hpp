@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // ddctl's configuration: command line, environment, a config file with named
 // profiles, built-in defaults (in this order of precedence), and where each
 // setting came from (`ddctl config show`).

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // ddctl's transport: the Beast transport with a tap on the API's answers, or,
 // for --dry-run, no transport at all (the requests are recorded, never sent).
 //

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // digital-delivery-sandbox: small helpers shared by the sans-io core and the
 // front end (time, ids, percent-encoding, SHA-256/HMAC, AWS SigV4).
 // No Beast, no Asio here.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // digital-delivery-sandbox: the flags that configure it. One parser for the
 // command line (server.cpp) and for the options of a store created with
 // POST /sandbox/stores (store_registry). No Beast, no Asio here.

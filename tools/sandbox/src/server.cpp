@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // digital-delivery-sandbox: command line + Boost.Beast HTTP/1.1 front end.
 // The only translation unit that includes Beast. All behaviour is in the core
 // (store_registry and its services).

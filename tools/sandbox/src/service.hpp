@@ -1,3 +1,6 @@
+// Copyright (c) 2026 The digital_delivery authors
+// Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // digital-delivery-sandbox: the sans-io core. Every piece of behaviour (routing,
 // auth, rate limit, validation, pagination, state, quotas, storage signatures,
 // downloads, watermarking, outbox) lives here; the caller passes parsed

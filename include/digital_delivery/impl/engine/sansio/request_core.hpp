@@ -1,6 +1,7 @@
 //
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
+// (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
 #ifndef DIGITAL_DELIVERY_IMPL_ENGINE_SANSIO_REQUEST_CORE_HPP
 #define DIGITAL_DELIVERY_IMPL_ENGINE_SANSIO_REQUEST_CORE_HPP
