@@ -17,8 +17,9 @@ DIGITAL_DELIVERY_DECL error_code validate(const asset_ids_request& r, std::strin
 {
     if (r.asset_ids.empty())
     {
-        why = detail::server_message_of(api_errc::asset_ids_invalid);
-        return api_errc::asset_ids_invalid;  // the code of the API's own answer
+        // The code of the API's own answer; the words say nothing was sent.
+        why = "asset_ids must be a non-empty array (refused before sending)";
+        return api_errc::asset_ids_invalid;
     }
     return detail::check_ids(r.asset_ids, "asset_ids", why);
 }
