@@ -2,8 +2,8 @@
 # Distributed under the Boost Software License, Version 1.0.
 # (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Fails when <digital_delivery.hpp> includes, directly or not, a header of
-# Boost.Beast or OpenSSL (they belong to <digital_delivery/beast_transport.hpp>
-# only) or of the Redis or shared-memory rate-limit store (opt-in headers); with separate compilation, when it includes Boost.JSON's DOM or
+# Boost.Beast or OpenSSL (beast_transport.hpp and otlp_exporter.hpp include
+# them, the opt-in Redis store OpenSSL) or of the Redis or shared-memory rate-limit store (opt-in headers); with separate compilation, when it includes Boost.JSON's DOM or
 # parser, or when a call site instantiates other than README.md says, per kind
 # of call (below; none compiles what src.hpp compiles once per endpoint: the
 # encoder, the decoder, the launch, the default awaitable).

@@ -17,7 +17,9 @@ draws, from the #include lines of every file of the library:
     (<digital_delivery/redis_rate_limit_store.hpp>, shm_rate_limit_store.hpp),
     its .ipp and the store's own files include the store's files
     (redis_link, redis_store, resp; shm_store), and only src.hpp and the
-    store's .ipp include that header.
+    store's .ipp include that header;
+  * Beast and OpenSSL (with Asio's SSL) are included by the files of
+    BEAST_FILES and OPENSSL_FILES only, the lists docs/architecture.md names.
 
 Usage: layering.py INCLUDE_DIR. Prints one line per violation; exit 1 if any.
 """
@@ -88,6 +90,20 @@ OPT_IN_STORES = {
 OPT_IN_HEADERS = {f"digital_delivery/{store}_rate_limit_store.hpp": store for store in OPT_IN_STORES}
 OPT_IN_STORE_FILES = {f"digital_delivery/{f}": store for store, files in OPT_IN_STORES.items()
                       for f in files if f.startswith("impl/") and not f.endswith(".ipp")}
+# The only files that include Boost.Beast, and OpenSSL or Asio's SSL
+# (docs/architecture.md, README.md "Compile time is a feature").
+BEAST_FILES = {
+    "impl/http/beast_transport.ipp",
+    "impl/http/proxy_tunnel.hpp",
+    "impl/http/sansio/http_exchange.hpp",
+    "impl/http/sansio/response_parser.hpp",
+}
+OPENSSL_FILES = {
+    "impl/http/beast_transport.ipp",
+    "impl/rate_limit/redis_link.hpp",
+}
+BEAST = re.compile(r"^boost/beast[/.]")
+OPENSSL = re.compile(r"^openssl/|^boost/asio/ssl[/.]|^boost/beast/(core/ssl_stream|ssl)")
 ABOVE_ENGINE = {f for f, layer in LAYERS.items() if layer > LAYERS["engine"]}
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
@@ -132,6 +148,12 @@ def main():
                 problems.append(f"{rel}: sans-io, yet includes {inc} (I/O)")
             if inc == "digital_delivery/endpoints.hpp" and mine is not None and mine not in ABOVE_ENGINE:
                 problems.append(f"{rel} ({mine}) includes endpoints.hpp: only {sorted(ABOVE_ENGINE)} are above the engine")
+            if BEAST.search(inc) and rel not in BEAST_FILES:
+                problems.append(f"{rel}: includes {inc} (Beast): only {sorted(BEAST_FILES)} may "
+                                f"(docs/architecture.md)")
+            if OPENSSL.search(inc) and rel not in OPENSSL_FILES:
+                problems.append(f"{rel}: includes {inc} (OpenSSL): only {sorted(OPENSSL_FILES)} may "
+                                f"(docs/architecture.md)")
             store = OPT_IN_STORE_FILES.get(inc)
             if store is not None and rel not in OPT_IN_STORES[store]:
                 problems.append(f"{rel}: includes {inc}, a part of the {store} store: only its opt-in header "
