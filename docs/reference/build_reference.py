@@ -10,7 +10,8 @@ Fills in docs/reference/Doxyfile.in (version, source and output directories),
 runs doxygen and writes OUTPUT_DIR/html/index.html. The Doxyfile makes every
 warning fatal (WARN_AS_ERROR = FAIL_ON_WARNINGS): a public type, function,
 member, enum value, parameter or return value without a `///` comment fails
-the build. This script then lists every problem, each with where it is (for
+the build, and so does a public header without a `/// \\file` comment (its
+page in the reference). This script then lists every problem, each with where it is (for
 the warnings doxygen 1.9.4 gives without a location, such as "parameters of
 member digital_delivery::x are not documented", the public headers' lines
 that declare `x`), and exits 1.
@@ -94,12 +95,21 @@ def public_lines(path):
             yield n, text
 
 
+FILE_COMMENT = re.compile(r"^\s*///\s*\\file\b", re.M)
+
+
 def missing_comments(root):
-    """What doxygen 1.9.4 does not report: enumerators and concepts without a /// comment."""
+    """What doxygen 1.9.4 does not report: a public header without a `/// \\file`
+    comment (it then has no page of its own in the reference), enumerators and
+    concepts without a /// comment."""
     problems = []
     for path in public_headers(root):
         lines = list(public_lines(path))
         rel = os.path.relpath(path, root)
+        with open(path, encoding="utf-8") as f:
+            if not FILE_COMMENT.search(f.read()):
+                problems.append("%s:1: error: a public header without a `/// \\file` comment (what it is for:"
+                                " its page of the reference)." % rel)
         in_enum = None
         for k, (n, text) in enumerate(lines):
             s = text.strip()

@@ -6,6 +6,10 @@
 #ifndef DIGITAL_DELIVERY_CLIENT_PARAMS_HPP
 #define DIGITAL_DELIVERY_CLIENT_PARAMS_HPP
 
+/// \file
+/// `client_params`: what a client is configured with (base URL, API key, timeouts,
+/// retries, the rate limit, observer and tracer), given to its constructor.
+
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/observer.hpp>
 #include <digital_delivery/trace_context.hpp>

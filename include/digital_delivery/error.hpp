@@ -6,6 +6,11 @@
 #ifndef DIGITAL_DELIVERY_ERROR_HPP
 #define DIGITAL_DELIVERY_ERROR_HPP
 
+/// \file
+/// The error codes of every operation: `client_errc` (found by the client),
+/// `api_errc` (answered by the API or its storage), the `condition`s that group
+/// them, and the predicates `is_transient` and `is_request_not_sent`.
+
 #include <digital_delivery/detail/config.hpp>
 
 #include <boost/system/error_code.hpp>

@@ -6,6 +6,11 @@
 #ifndef DIGITAL_DELIVERY_ERROR_WITH_DIAGNOSTICS_HPP
 #define DIGITAL_DELIVERY_ERROR_WITH_DIAGNOSTICS_HPP
 
+/// \file
+/// `error_with_diagnostics`: the exception an operation called with the default
+/// token throws (and a client's constructor, for a configuration it refuses),
+/// carrying the error code and its `diagnostics`.
+
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/error.hpp>
 

@@ -6,6 +6,10 @@
 #ifndef DIGITAL_DELIVERY_PAGINATION_HPP
 #define DIGITAL_DELIVERY_PAGINATION_HPP
 
+/// \file
+/// `pagination`: the page facts of every list response (this page, its size, the
+/// totals).
+
 #include <boost/describe/class.hpp>
 
 #include <cstdint>

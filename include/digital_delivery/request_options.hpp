@@ -6,6 +6,11 @@
 #ifndef DIGITAL_DELIVERY_REQUEST_OPTIONS_HPP
 #define DIGITAL_DELIVERY_REQUEST_OPTIONS_HPP
 
+/// \file
+/// `request_options`: what one operation may change of its client's configuration
+/// (timeouts, deadline, retries, priority, extra headers, trace parent), passed
+/// after the request's arguments.
+
 #include <digital_delivery/http_message.hpp>
 #include <digital_delivery/list_ref.hpp>
 #include <digital_delivery/rate_limit.hpp>

@@ -6,10 +6,12 @@
 #ifndef DIGITAL_DELIVERY_SRC_HPP
 #define DIGITAL_DELIVERY_SRC_HPP
 
-// Include this file in exactly one translation unit of a program that defines
-// DIGITAL_DELIVERY_SEPARATE_COMPILATION everywhere. It compiles every
-// non-template function of the library, the Beast transport included, and
-// the explicit instantiations that call sites only declare.
+/// \file
+/// Separate compilation: include this file in exactly one translation unit of a
+/// program that defines `DIGITAL_DELIVERY_SEPARATE_COMPILATION` everywhere (or link
+/// `digital_delivery::compiled`, which does both). It compiles every non-template
+/// function of the library, the Beast transport included, and the explicit
+/// instantiations that call sites only declare.
 
 #ifndef DIGITAL_DELIVERY_SEPARATE_COMPILATION
 #error "Define DIGITAL_DELIVERY_SEPARATE_COMPILATION to use <digital_delivery/src.hpp>"

@@ -6,8 +6,9 @@
 #ifndef DIGITAL_DELIVERY_WORKFLOW_ERROR_HPP
 #define DIGITAL_DELIVERY_WORKFLOW_ERROR_HPP
 
-// The error codes of the workflow helpers (paginate, asset edits). Public
-// names, kept in detail/ until they move into <digital_delivery/error.hpp>.
+/// \file
+/// `workflow_errc`: the errors of the workflow helpers (pagination, asset-list
+/// edits), about the data of several responses rather than one.
 
 #include <digital_delivery/detail/config.hpp>
 #include <digital_delivery/error.hpp>
