@@ -635,7 +635,9 @@ TEST(Options, StoreOptionsRefuseProcessFlags)
     EXPECT_FALSE(parse_options({"--seed-orders", "4", "--rate-limit-window-seconds=0.5"}, cfg, nullptr));
     EXPECT_EQ(cfg.seed_orders, 4);
     EXPECT_EQ(cfg.rate_limit_window_seconds, 0.5);
-    for (const char* flag : {"--host", "--port", "--api-key", "--data-dir", "--public-url", "--help", "-h"})
+    // Every process flag docs/sandbox.md lists for POST /sandbox/stores.
+    for (const char* flag : {"--host", "--port", "--api-key", "--data-dir", "--public-url", "--max-open-files", "--log-file",
+                             "--help", "-h"})
         EXPECT_EQ(parse_options({flag, "x"}, cfg, nullptr),
                   std::string(flag) + " configures the whole process, not a store");
     EXPECT_TRUE(is_process_flag("--port"));
