@@ -8,12 +8,17 @@
 
 /// \file
 /// Everything a call site needs: the client, the request functions, models,
-/// errors and the transport concept. Two headers are left out because of
-/// what they bring: <digital_delivery/beast_transport.hpp> (Beast and
-/// OpenSSL; its implementation is compiled by src.hpp, or in header-only mode
-/// by the translation unit that includes it) and
+/// errors and the transport concept. Left out because of what they bring:
+/// <digital_delivery/beast_transport.hpp> and <digital_delivery/otlp_exporter.hpp>
+/// (Beast and OpenSSL; their implementation is compiled by src.hpp, or in
+/// header-only mode by the translation unit that includes them),
 /// <digital_delivery/raw_request.hpp> (the escape hatch, whose result is a
-/// Boost.JSON DOM: the typed API decodes without one).
+/// Boost.JSON DOM: the typed API decodes without one), the opt-in rate-limit
+/// stores (<digital_delivery/shm_rate_limit_store.hpp>,
+/// <digital_delivery/redis_rate_limit_store.hpp> with redis_store_params.hpp),
+/// <digital_delivery/uring_file_source.hpp> (io_uring, a program-wide opt-in),
+/// <digital_delivery/custom_endpoint.hpp> (for endpoint descriptors of your
+/// own) and <digital_delivery/src.hpp> (separate compilation).
 
 /// \namespace digital_delivery
 /// The library: the client, the request functions, models, errors, the
