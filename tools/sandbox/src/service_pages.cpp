@@ -229,11 +229,11 @@ std::string service::render_download_page(order& o, time_point now)
                 facts = "External link";
             if (v.d.watermark_eligible)
                 facts += std::string(facts.empty() ? "" : "; ") + "watermarked for you";
-            if (v.state == entry_state::ready && cfg_.download_limit)
+            if (v.state == entry_state::ready && !v.is_licence && cfg_.download_limit)
                 facts += std::string(facts.empty() ? "" : "; ") + "downloaded " +
                          std::to_string(ref.e->download_count) + " of " +
                          std::to_string(*cfg_.download_limit) + " times";
-            if (v.state == entry_state::ready && v.d.expires_at)
+            if (v.state == entry_state::ready && !v.is_licence && v.d.expires_at)
                 facts += std::string(facts.empty() ? "" : "; ") + "available until " + html::date(*v.d.expires_at);
             if (!facts.empty())
                 b += "<p class=\"detail\">" + facts + "</p>";
