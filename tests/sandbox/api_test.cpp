@@ -541,7 +541,7 @@ TEST_F(sandbox_test, NotifyBuyers)
         EXPECT_TRUE(page.starts_with(cfg.public_url + "/download-page/")) << page;
         EXPECT_EQ(page, std::string(js(call("GET", "/sandbox/orders/" +
                                                          std::string(box[i].at("order_id").as_string()) +
-                                                         "/download_page")).at("url").as_string()));
+                                                         "/download_page")).at("download_page_url").as_string()));
         EXPECT_EQ(box[i].at("body"), (i == before ? "Hi Ada" : "Hi Bob") + std::string("\n\nYour download page: ") + page);
     }
     EXPECT_NE(std::string(box[before].at("subject").as_string()).find(" from Sandbox Store"), std::string::npos);

@@ -177,7 +177,7 @@ protected:
     }
     std::string page_url(const std::string& order_id)
     {
-        return std::string(api("GET", "/sandbox/orders/" + order_id + "/download_page", nullptr, 200).at("url").as_string());
+        return std::string(api("GET", "/sandbox/orders/" + order_id + "/download_page", nullptr, 200).at("download_page_url").as_string());
     }
     // data-state of each file on a page, in order
     static std::vector<std::string> states(const std::string& html)
@@ -377,7 +377,7 @@ TEST_F(pages_test, a_created_stores_page_is_under_its_path)
     const std::string asset = id_of(api("POST", "/assets", json::object{{"asset", json::object{{"type", "licence"}, {"name", "Key"}, {"autogenerate_licence_key", true}}}}, 201, other_key), "asset");
     api("POST", "/digital_products", json::object{{"digital_product", json::object{{"store_product_id", 5}, {"asset_ids", json::array{json::value(asset)}}}}}, 201, other_key);
     const std::string order = id_of(api("POST", "/sandbox/purchases", json::object{{"store_product_id", 5}, {"email", "x@example.com"}}, 201, other_key), "order");
-    const std::string url(api("GET", "/sandbox/orders/" + order + "/download_page", nullptr, 200, other_key).at("url").as_string());
+    const std::string url(api("GET", "/sandbox/orders/" + order + "/download_page", nullptr, 200, other_key).at("download_page_url").as_string());
     EXPECT_TRUE(url.starts_with(std::string(origin) + "/stores/" + id + "/download-page/" + order + "/")) << url;
     EXPECT_EQ(browse(url).status, 200);
     // The same path without the store's prefix is the default store's: not found.

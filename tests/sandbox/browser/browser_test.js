@@ -121,7 +121,7 @@ async function main() {
     const preorder = await buy(7500000002222, 'bob@example.com');
     const refunded = await buy(7500000001111, 'eve@example.com');
     await api('POST', `/sandbox/orders/${refunded}/refund`);
-    const pageUrl = async (id) => (await api('GET', `/sandbox/orders/${id}/download_page`)).url;
+    const pageUrl = async (id) => (await api('GET', `/sandbox/orders/${id}/download_page`)).download_page_url;
 
     // --- the browser ------------------------------------------------------------------
     const userDataDir = fs.mkdtempSync(path.join(tmp, 'profile-'));

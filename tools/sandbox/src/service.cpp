@@ -480,7 +480,7 @@ response service::route_sandbox(const request& req, std::string_view path, time_
     if (n == 4 && s[1] == "orders" && s[3] == "download_page" && m == "GET") {
         if (!orders_.count(s[2]))
             return not_found("Order");
-        return json_response(200, json::object{{"order_id", s[2]}, {"url", download_page_url(s[2])}});
+        return json_response(200, json::object{{"order_id", s[2]}, {"download_page_url", download_page_url(s[2])}});
     }
     if (n == 2 && s[1] == "outbox" && m == "GET") return outbox();
     if (n == 2 && s[1] == "outbox" && m == "DELETE") {
