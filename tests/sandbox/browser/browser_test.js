@@ -79,6 +79,34 @@ function startSandbox() {
   });
 }
 
+// CPU seconds of this process and every descendant still running (chromium's
+// processes, the sandbox), from /proc: for DD_BROWSER_CPU=1, the figure of the
+// test's cost (docs/testing.md). Linux only; 0 elsewhere.
+function descendantsCpuSeconds() {
+  try {
+    const ticks = 100;  // USER_HZ on Linux
+    const procs = new Map();
+    for (const d of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        procs.set(Number(d), { ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / ticks });
+      } catch (e) { /* gone */ }
+    }
+    let total = 0;
+    for (const p of procs.values()) {
+      for (let q = p.ppid; q > 1; q = (procs.get(q) || { ppid: 0 }).ppid) {
+        if (q === process.pid) { total += p.cpu; break; }
+      }
+    }
+    const self = process.cpuUsage();
+    return total + (self.user + self.system) / 1e6;
+  } catch (e) {
+    return 0;
+  }
+}
+
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dd-browser-'));
   const { child, base } = await startSandbox();
@@ -262,6 +290,7 @@ async function main() {
     }
     check(pagesChecked.length >= 13, `axe-core checked ${pagesChecked.length} pages`);
   } finally {
+    if (process.env.DD_BROWSER_CPU) console.log(`cpu: ${descendantsCpuSeconds().toFixed(1)} s (this process, chromium, the sandbox)`);
     if (browser) await browser.close();
     child.kill('SIGTERM');
     fs.rmSync(tmp, { recursive: true, force: true });
