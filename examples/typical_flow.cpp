@@ -12,7 +12,8 @@
 //   5. attach an extra asset to that order;
 //   6. notify the buyer;
 //   7. wait for PDF watermarking;
-//   8. print the order's downloads as a table.
+//   8. print the order's downloads as a table (and, on the sandbox, the link of
+//      the buyer's download page).
 //
 // Configuration: DIGITAL_DELIVERY_BASE_URL and DIGITAL_DELIVERY_API_KEY
 // (examples/run_main_job.sh sets them to a local sandbox).
@@ -49,6 +50,7 @@
 #include <digital_delivery/beast_transport.hpp>
 #include <digital_delivery/otlp_exporter.hpp>
 #include <digital_delivery/testing/cassette.hpp>
+#include <digital_delivery/testing/sandbox_probe.hpp>
 #include <digital_delivery/upload.hpp>
 #include <digital_delivery/watermark.hpp>
 
@@ -104,19 +106,12 @@ void draw_progress(const dd::upload_progress& p)
     std::fflush(stdout);
 }
 
-std::string origin_of(const std::string& base_url)
-{
-    const auto scheme_end = base_url.find("://");
-    const auto path = base_url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
-    return path == std::string::npos ? base_url : base_url.substr(0, path);
-}
-
 // A request outside the API's base path (the sandbox's control endpoints).
 dd::http_request sandbox_request(const dd::client& client, dd::http_method m, std::string_view path, std::string body = {})
 {
     dd::http_request req;
     req.method = m;
-    req.url = origin_of(client.params().base_url) + std::string(path);
+    req.url = dd::testing::url_origin(client.params().base_url) + std::string(path);
     req.headers.add("X-Auth-Token", client.params().api_key);
     req.headers.add("Accept", "application/json");
     if (!body.empty())
@@ -124,21 +119,6 @@ dd::http_request sandbox_request(const dd::client& client, dd::http_method m, st
     req.body = std::move(body);
     req.timeout = 10s;
     return req;
-}
-
-// Whether an answer to GET /sandbox/health comes from the sandbox: both its
-// Server header and its body name it. Anything else (another status, a body
-// that is not JSON or names no service, a Server of another name) is not.
-bool answers_as_the_sandbox(const dd::http_response& r)
-{
-    constexpr std::string_view name = "digital-delivery-sandbox";
-    if (r.status != 200 || r.headers.find("Server").value_or("") != name)
-        return false;
-    boost::system::error_code ec;
-    const auto body = boost::json::parse(r.body, ec);
-    const auto* o = ec ? nullptr : body.if_object();
-    const auto* service = o ? o->if_contains("service") : nullptr;
-    return service && service->is_string() && service->get_string() == name;
 }
 
 std::string or_dash(const std::optional<std::string>& s) { return s ? *s : "-"; }
@@ -156,7 +136,7 @@ struct flow_options
 };
 
 // What a recorded run masks besides the built-in secrets.
-const dd::testing::cassette_options cassette_masking{.masked_fields = {"email", "customer_name", "licence_key"}};
+const dd::testing::cassette_options cassette_masking{.masked_fields = {"email", "customer_name", "licence_key", "download_page_url"}};
 
 // The transport of this run: the Beast transport, recorded or not, or a
 // cassette's replay.
@@ -206,11 +186,11 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
 
     // Which service is this? Only the sandbox names itself on /sandbox/health
     // (asked without the API key: it needs none, another service gets none).
-    auto health_req = sandbox_request(client, dd::http_method::get, "/sandbox/health");
-    health_req.headers.erase("X-Auth-Token");
+    // (dd::testing::answers_as_the_sandbox: the same test as ddctl's.)
+    auto health_req = dd::testing::sandbox_health_request(client.params().base_url);
     auto [hec, health] = co_await dd::async_transport_send(transport, std::move(health_req), asio::as_tuple(asio::use_awaitable));
-    const bool sandbox = !hec && answers_as_the_sandbox(health) && !opts.as_real_service;
-    if (!hec && health.status == 200 && !answers_as_the_sandbox(health))
+    const bool sandbox = !hec && dd::testing::answers_as_the_sandbox(health) && !opts.as_real_service;
+    if (!hec && health.status == 200 && !dd::testing::answers_as_the_sandbox(health))
         std::printf("note: /sandbox/health answered 200, but not as the sandbox: treated as a real service\n");
     if (!sandbox && !opts.write)
     {
@@ -355,6 +335,16 @@ asio::awaitable<int> typical_flow(dd::client& client, const dd::any_transport& t
     if (rl.remaining)
         std::printf("rate limit: %lld of %lld points left\n", static_cast<long long>(*rl.remaining),
                     static_cast<long long>(rl.limit.value_or(0)));
+    // What the buyer sees: the order's hosted download page (the sandbox's; the
+    // API gives no link to the real one).
+    if (sandbox)
+    {
+        auto page_req = dd::testing::sandbox_download_page_request(client.params().base_url, client.params().api_key, order_id);
+        auto [gec, page] = co_await dd::async_transport_send(transport, std::move(page_req), asio::as_tuple(asio::use_awaitable));
+        const std::string link = gec ? std::string() : dd::testing::download_page_url_of(page);
+        if (!link.empty())
+            std::printf("the buyer's download page (sandbox): %s\n", link.c_str());
+    }
     co_return 0;
 }
 

@@ -13,6 +13,7 @@ pkgs=(
   nginx-light libcurl4-openssl-dev curl libbenchmark-dev liburing-dev
   tinyproxy redis-server libcli11-dev libjq-dev zsh fish stunnel4
   doxygen
+  chromium
 )
 missing=()
 for p in "${pkgs[@]}"; do
@@ -60,4 +61,13 @@ schema_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/trace/otlp_schema"
 if ! cmp -s "$schema_dir/package-lock.json" "$schema_dir/node_modules/.package-lock.json.installed"; then
   (cd "$schema_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   cp "$schema_dir/package-lock.json" "$schema_dir/node_modules/.package-lock.json.installed"
+fi
+
+# The sandbox's pages in a browser (tests/sandbox/browser): Debian's chromium
+# (above), driven by puppeteer-core and checked by axe-core, both pinned in its
+# package-lock.json, reinstalled only when the lockfile changed.
+browser_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/sandbox/browser"
+if ! cmp -s "$browser_dir/package-lock.json" "$browser_dir/node_modules/.package-lock.json.installed"; then
+  (cd "$browser_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$browser_dir/package-lock.json" "$browser_dir/node_modules/.package-lock.json.installed"
 fi

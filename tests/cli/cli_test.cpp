@@ -692,7 +692,15 @@ TEST(cli_orders, get_downloads_attach_detach_notify)
 
     auto got = e.run({"orders", "get", order, "-o", "json"});
     EXPECT_OK(got);
-    EXPECT_EQ(got.json(), e.api("GET", "/orders/" + order).at("order"));
+    EXPECT_EQ(got.json(), e.api("GET", "/orders/" + order).at("order"));  // stdout: the API's JSON only
+    // On the sandbox, the link of the order's download page on stderr (a JSON line with -o json).
+    const json::value page = e.control("GET", "/sandbox/orders/" + order + "/download_page");
+    const std::string link(page.at("download_page_url").as_string());
+    EXPECT_NE(link.find("/download-page/" + order + "/"), std::string::npos) << link;
+    EXPECT_EQ(json::parse(got.err), (json::object{{"download_page_url", link}})) << got.err;
+    auto human = e.run({"orders", "get", order});
+    EXPECT_OK(human);
+    EXPECT_EQ(human.err, "ddctl: download page (sandbox): " + link + "\n");
 
     auto downloads = e.run({"orders", "downloads", order, "-o", "json"});
     EXPECT_OK(downloads);
@@ -1454,7 +1462,9 @@ TEST(cli_trace, trace_writes_the_commands_spans_to_a_file)
     auto got = e.run({"orders", "get", order, "-o", "json", "--trace", file.string()});
     EXPECT_EQ(got.status, 0) << got.err;
     EXPECT_EQ(got.json(), e.api("GET", "/orders/" + order).at("order"));  // stdout untouched
-    EXPECT_EQ(got.err, "");
+    // stderr: only the link of the order's download page (the sandbox's), as JSON
+    EXPECT_NE(std::string(json::parse(got.err).at("download_page_url").as_string()).find("/download-page/" + order + "/"),
+              std::string::npos) << got.err;
     const std::string text = slurp(file);
     const auto spans = spans_in(text);
     EXPECT_TRUE(has_span(spans, "ddctl", "get_order")) << text;

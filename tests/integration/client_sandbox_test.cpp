@@ -396,7 +396,10 @@ TEST_F(ClientSandbox, digital_product_endpoints_return_their_fields)
             emailed = true;
             EXPECT_EQ(o.at("to"), "ada@example.com");
             EXPECT_EQ(o.at("subject"), "Hello Ada");
-            EXPECT_EQ(o.at("body"), json::value(("Order " + order.name + " from Sandbox Store").c_str()));
+            const std::string page(o.at("download_page_url").as_string());
+            EXPECT_NE(page.find("/download-page/" + order_id + "/"), std::string::npos) << page;
+            EXPECT_EQ(o.at("body"),
+                      json::value(("Order " + order.name + " from Sandbox Store\n\nYour download page: " + page).c_str()));
         }
     }
     EXPECT_TRUE(emailed);

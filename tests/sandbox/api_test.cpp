@@ -534,8 +534,16 @@ TEST_F(sandbox_test, NotifyBuyers)
     auto box = outbox();
     ASSERT_EQ(box.size(), before + 2);
     EXPECT_EQ(box[before].at("kind"), "notify_buyers");
-    EXPECT_EQ(box[before].at("body"), "Hi Ada");
-    EXPECT_EQ(box[before + 1].at("body"), "Hi Bob");
+    // The body, then the link of the order's download page (the same as the outbox's
+    // download_page_url and GET /sandbox/orders/{id}/download_page).
+    for (std::size_t i : {before, before + 1}) {
+        const std::string page = std::string(box[i].at("download_page_url").as_string());
+        EXPECT_TRUE(page.starts_with(cfg.public_url + "/download-page/")) << page;
+        EXPECT_EQ(page, std::string(js(call("GET", "/sandbox/orders/" +
+                                                         std::string(box[i].at("order_id").as_string()) +
+                                                         "/download_page")).at("download_page_url").as_string()));
+        EXPECT_EQ(box[i].at("body"), (i == before ? "Hi Ada" : "Hi Bob") + std::string("\n\nYour download page: ") + page);
+    }
     EXPECT_NE(std::string(box[before].at("subject").as_string()).find(" from Sandbox Store"), std::string::npos);
     EXPECT_EQ(std::string(box[before].at("subject").as_string()).front(), '#');
     // default subject/body with no body

@@ -376,7 +376,7 @@ TEST_F(sandbox_test, PurchaseLinksProductAndVariantLevelProducts)
     ASSERT_EQ(box.size(), 2u);  // delivery emails only for orders with linked products
     EXPECT_EQ(box[0].at("kind"), "delivery");
     EXPECT_EQ(box[0].at("to"), "x@example.com");
-    EXPECT_EQ(box[0].as_object().size(), 6u);
+    EXPECT_EQ(box[0].as_object().size(), 7u);  // with download_page_url
     auto r = call("POST", "/sandbox/purchases", R"({"email":"x@example.com"})");
     EXPECT_EQ(r.status, 422);
     EXPECT_EQ(errors_of(r), std::vector<std::string>{"Store product can't be blank"});

@@ -7,10 +7,13 @@
 #include "payload.hpp"
 
 #include <digital_delivery/raw_request.hpp>
+#include <digital_delivery/testing/sandbox_probe.hpp>
+#include <digital_delivery/transport.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <charconv>
@@ -76,11 +79,42 @@ struct endpoint_args
     bool all = false;
 };
 
+/// What a command does after its answer is printed (given the path's first id).
+using after_fn = asio::awaitable<void> (*)(session&, std::string);
+
+/// On the sandbox only (dd::testing::answers_as_the_sandbox, as
+/// examples/typical_flow.cpp recognises it): the link of the order's hosted
+/// download page on stderr, `ddctl: download page (sandbox): URL`, or with
+/// --output json the line {"download_page_url": URL}. stdout is the API's
+/// answer either way; nothing is said when the service is not the sandbox or
+/// the link cannot be had.
+asio::awaitable<void> print_download_page(session& s, std::string order_id)
+{
+    if (!s.transport || s.dry_run)
+        co_return;
+    const auto& params = s.client.params();
+    auto [hec, health] = co_await dd::async_transport_send(*s.transport, dd::testing::sandbox_health_request(params.base_url),
+                                                           asio::as_tuple(asio::deferred));
+    if (hec || !dd::testing::answers_as_the_sandbox(health))
+        co_return;
+    auto [pec, page] = co_await dd::async_transport_send(
+        *s.transport, dd::testing::sandbox_download_page_request(params.base_url, params.api_key, order_id),
+        asio::as_tuple(asio::deferred));
+    const std::string url = pec ? std::string() : dd::testing::download_page_url_of(page);
+    if (url.empty())
+        co_return;
+    if (s.out.json())
+        std::cerr << boost::json::serialize(boost::json::object{{"download_page_url", url}}) << '\n';
+    else
+        std::cerr << "ddctl: download page (sandbox): " << url << '\n';
+}
+
 /// `ddctl <resource> <verb>` for the endpoint of `fn`: one positional per
 /// {placeholder} of its path, one option per field of its query or body.
 template <class D, class Seq>
 void endpoint_command(CLI::App& parent, selection& sel, const char* name, const char* help, const char* example,
-                      const dd::request_fn<D, Seq>& fn, const output_spec& spec, kind k, const char* what = "")
+                      const dd::request_fn<D, Seq>& fn, const output_spec& spec, kind k, const char* what = "",
+                      after_fn after = nullptr)
 {
     auto* app = add_command(parent, name, help, example);
     auto args = std::make_shared<endpoint_args>();
@@ -97,11 +131,11 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
     }
     if constexpr (has_body)
         add_payload_options<typename D::body>(*app, args->payload);
-    app->callback([&sel, args, fn, spec, k, what]() {
+    app->callback([&sel, args, fn, spec, k, what, after]() {
         if (k == kind::emails || k == kind::deletes)
             sel.confirm = std::string(what) + " " + (args->ids.empty() ? std::string() : args->ids.front());
         sel.write = k != kind::read;
-        sel.run = [args, fn, spec](session& s) -> asio::awaitable<void> {
+        sel.run = [args, fn, spec, after](session& s) -> asio::awaitable<void> {
             if constexpr (has_query)
             {
                 typename D::query q{};
@@ -162,6 +196,8 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
             else
             {
                 co_await send_and_print(s, spec, fn, args->ids.front());
+                if (after)
+                    co_await after(s, args->ids.front());
                 if (D::method == dd::http_method::delete_)
                     std::cerr << "ddctl: deleted " << args->ids.front() << '\n';
             }
@@ -638,8 +674,9 @@ void add_api_commands(CLI::App& root, selection& sel)
     orders->require_subcommand(1);
     endpoint_command(*orders, sel, "list", "List orders (GET /orders)", "ddctl orders list --email ada@ --sort name_asc --all",
                      dd::async_list_orders, order_list_spec, kind::read);
+    // On the sandbox, also the link of the order's download page (stderr).
     endpoint_command(*orders, sel, "get", "Show an order (GET /orders/{id})", "ddctl orders get 8d1b...", dd::async_get_order,
-                     order_spec, kind::read);
+                     order_spec, kind::read, "", print_download_page);
     endpoint_command(*orders, sel, "downloads", "Show an order's files and their state (GET /orders/{id}/downloads)",
                      "ddctl orders downloads 8d1b...", dd::async_get_order_downloads, downloads_spec, kind::read);
     add_wait_downloads(*orders, sel);

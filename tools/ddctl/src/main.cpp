@@ -348,10 +348,12 @@ int main(int argc, char** argv)
                 params.tracer = exporter;
             }
         }
-        dd::client client(tap_transport(ioc.get_executor(), std::move(wire), tap), std::move(params));
+        const dd::any_transport tapped(tap_transport(ioc.get_executor(), std::move(wire), tap));
+        dd::client client(tapped, std::move(params));
 
         printer out(std::cout, g.output == "json", filter ? &*filter : nullptr, g.table);
         session s{client, tap, out};
+        s.transport = &tapped;
         s.ropts.prio = dd::priority::interactive;
         if (g.timeout > 0)
             s.ropts.deadline = std::chrono::steady_clock::now() +

@@ -33,6 +33,9 @@ struct session
     bool terminal_in = false;   ///< stdin and stderr are a terminal: ddctl may ask
     bool terminal_err = false;  ///< stderr is a terminal: progress bars
     bool progress = true;       ///< upload progress on stderr (off: --no-progress)
+    /// The client's transport, for requests outside the API (the sandbox's
+    /// /sandbox/ endpoints); null: none are sent.
+    const dd::any_transport* transport = nullptr;
 
     /// Throws cli_error (stderr line: the diagnostics, exit code by class) when
     /// `ec` is set; with --dry-run, prints the request not sent (and `then`, what

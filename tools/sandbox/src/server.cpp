@@ -189,7 +189,7 @@ asio::awaitable<bool> write_response(beast::tcp_stream& stream, const response& 
             co_return false;
         }
         for (const auto& [k, v] : r.headers)
-            res.set(k, v);
+            res.insert(k, v);
         res.set(http::field::server, "digital-delivery-sandbox");
         res.content_length(r.file_size);
         res.keep_alive(keep);
@@ -198,7 +198,7 @@ asio::awaitable<bool> write_response(beast::tcp_stream& stream, const response& 
     }
     http::response<http::string_body> res{static_cast<http::status>(r.status), version};
     for (const auto& [k, v] : r.headers)
-        res.set(k, v);
+        res.insert(k, v);
     res.set(http::field::server, "digital-delivery-sandbox");
     if (head) {
         res.content_length(r.file_path.empty() ? r.body.size() : r.file_size);

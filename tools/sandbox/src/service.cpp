@@ -378,6 +378,10 @@ response service::handle(const request& req, time_point raw_now)
     if (path == "/sandbox/health" && req.method == "GET")
         return json_response(200, json::object{{"status", "ok"}, {"service", "digital-delivery-sandbox"}});
 
+    // The buyer's download page: no API key, the link is the capability.
+    if (is_download_page(path))
+        return download_page(req, path, now);
+
     const bool api = path == api_base || (path.starts_with(api_base) && path[api_base.size()] == '/');
     const bool sandbox = path.starts_with("/sandbox/");
     if (!api && !sandbox)
@@ -473,6 +477,11 @@ response service::route_sandbox(const request& req, std::string_view path, time_
         return set_financial_status(s[2], "refunded");
     if (n == 4 && s[1] == "orders" && s[3] == "cancel" && m == "POST")
         return set_financial_status(s[2], "voided");
+    if (n == 4 && s[1] == "orders" && s[3] == "download_page" && m == "GET") {
+        if (!orders_.count(s[2]))
+            return not_found("Order");
+        return json_response(200, json::object{{"order_id", s[2]}, {"download_page_url", download_page_url(s[2])}});
+    }
     if (n == 2 && s[1] == "outbox" && m == "GET") return outbox();
     if (n == 2 && s[1] == "outbox" && m == "DELETE") {
         outbox_.clear();

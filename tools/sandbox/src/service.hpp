@@ -116,6 +116,23 @@ public:
     void abort_upload(const upload_ticket& t);
 
     const sandbox_config& config() const { return cfg_; }
+
+    // --- pages (service_pages.cpp) -------------------------------------------------
+    // The hosted download page of an order: <public_url>/download-page/<order id>/<token>,
+    // the token an HMAC of the order id under the store's storage secret (no API key:
+    // the link is the buyer's capability). Empty for an unknown order.
+    std::string download_page_url(const std::string& order_id) const;
+    // Whether a target is one of the buyer's pages (served without an API key).
+    static bool is_download_page(std::string_view path);
+
+    // The store's pages (outbox, assets, products, orders, clock) for a session that
+    // the store_registry has authenticated; `csrf` is the session's token, which
+    // every state-changing form carries (the registry checked it on a POST).
+    // `sub` is the path under /sandbox/ui ("" or "/outbox", ...), `form` the
+    // decoded query (GET) or form body (POST); `now` the machine's time, as for handle.
+    response ui(const request& req, std::string_view sub, const query_params& form,
+                std::string_view csrf, time_point now);
+    static constexpr std::string_view ui_base = "/sandbox/ui";
     time_point effective_now(time_point now) const { return now + offset_; }
 
     // S3 XML error body.
@@ -192,6 +209,7 @@ private:
     struct email {
         std::string kind, to, subject, body, order_id;
         time_point queued_at;
+        std::uint64_t number = 0;  // 1, 2, ... in queueing order (the outbox page's links)
     };
     struct derived {  // flags of one download entry
         std::optional<time_point> expires_at;
@@ -204,6 +222,29 @@ private:
         bool downloadable = false;
         bool watermark_eligible = false;
     };
+
+    // What a buyer can do with one download entry, in words (the page) and in the
+    // API's flags: derived from the same `entry_view`.
+    enum class entry_state { ready, processing, limit_reached, expired, revoked, not_released, unavailable };
+    // One download entry as GET /orders/{id}/downloads and the download page show it.
+    // Computing it has a buyer's visit's effects: watermarking starts (or restarts
+    // after a replacement); the entry itself (and its licence key) exists already.
+    struct entry_view {
+        const entry* e = nullptr;
+        const asset* a = nullptr;
+        derived d;
+        std::string product_name, file_name, file_type;
+        std::int64_t file_size_bytes = 0;
+        std::string watermark_status;  // not_applicable, processing, ready
+        bool is_licence = false;
+        std::optional<std::string> licence_key;
+        // A link exists: external_url (an external asset) or the storage object
+        // storage_key (presigned when the JSON is made or the page's link followed).
+        std::optional<std::string> external_url;
+        std::optional<std::string> storage_key;
+        entry_state state = entry_state::unavailable;
+    };
+    entry_view view_entry(entry& e, order& o, const asset& a, const digital_product* dp, time_point now);
 
     // plumbing
     response route_api(const request& req, std::string_view path, const query_params& q,
@@ -241,6 +282,13 @@ private:
     response set_financial_status(const std::string& id, const char* status);
     response outbox() const;
     response advance_clock(const request& req, time_point now);
+    // Moves the clock on by `seconds` (finite, >= 0); the error's words otherwise.
+    std::optional<std::string> advance_clock_by(double seconds, time_point now);
+    // pages (service_pages.cpp)
+    std::string page_token(const std::string& order_id) const;
+    response download_page(const request& req, std::string_view path, time_point now);
+    std::string render_download_page(order& o, time_point now);
+    std::string email_html(const email& m, std::string_view csrf) const;
 
     // helpers
     boost::json::object asset_json(const asset& a) const;
@@ -292,6 +340,7 @@ private:
     std::map<std::string, std::string> returning_keys_;  // dp|asset|email -> licence key
     std::map<std::int64_t, std::string> product_titles_;
     std::vector<email> outbox_;
+    std::uint64_t emails_queued_ = 0;
 };
 
 } // namespace dd_sandbox

@@ -114,8 +114,11 @@ std::string service::render(std::string_view tmpl, const order& o) const
 void service::queue_email(std::string kind, const order& o, std::string subject, std::string body,
                           std::string to, time_point now)
 {
-    outbox_.push_back(email{std::move(kind), std::move(to), render(subject, o), render(body, o),
-                            o.id, now});
+    // Every email links to the order's hosted download page (docs/sandbox.md).
+    std::string text = render(body, o);
+    text += "\n\nYour download page: " + download_page_url(o.id);
+    outbox_.push_back(email{std::move(kind), std::move(to), render(subject, o), std::move(text),
+                            o.id, now, ++emails_queued_});
 }
 
 response service::outbox() const
@@ -127,6 +130,7 @@ response service::outbox() const
                                    {"subject", e.subject},
                                    {"body", e.body},
                                    {"order_id", e.order_id},
+                                   {"download_page_url", download_page_url(e.order_id)},
                                    {"queued_at", format_iso8601(e.queued_at)}});
     return json_response(200, json::object{{"emails", std::move(arr)}});
 }
@@ -230,11 +234,15 @@ std::string service::ensure_watermark_copy(entry& e, const order& o, const asset
     return e.watermark_path;
 }
 
-json::object service::entry_json(entry& e, order& o, const asset& a, const digital_product* dp,
-                                 time_point now)
+service::entry_view service::view_entry(entry& e, order& o, const asset& a,
+                                        const digital_product* dp, time_point now)
 {
-    const derived d = derive(e, o, a, dp, now);
-    std::string wm_status = "not_applicable";
+    entry_view v;
+    v.e = &e;
+    v.a = &a;
+    v.d = derive(e, o, a, dp, now);
+    const derived& d = v.d;
+    v.watermark_status = "not_applicable";
     bool wm_ready = false;
     if (d.watermark_eligible) {
         if (!e.watermark_started || e.watermark_generation != a.generation) {
@@ -245,34 +253,64 @@ json::object service::entry_json(entry& e, order& o, const asset& a, const digit
         }
         if (now >= *e.watermark_started + std::chrono::milliseconds(cfg_.watermark_delay_ms)) {
             wm_ready = !ensure_watermark_copy(e, o, a).empty();
-            wm_status = "ready";
+            v.watermark_status = "ready";
         } else {
-            wm_status = "processing";
+            v.watermark_status = "processing";
         }
     }
-    const bool licence = a.type == "licence";
-    const std::string file_name = licence ? "Licence Key"
-                                          : a.filename.value_or(a.name.value_or("file"));
-    json::value url = nullptr;
+    v.is_licence = a.type == "licence";
+    v.file_name = v.is_licence ? "Licence Key" : a.filename.value_or(a.name.value_or("file"));
+    v.product_name = dp && dp->store_product_id ? product_title(*dp->store_product_id)
+                                                : std::string("Additional files");
+    v.file_type = v.is_licence ? std::string("licence/key")
+                               : a.content_type.value_or("application/octet-stream");
+    v.file_size_bytes = a.type == "internal" ? a.byte_size : 0;
+    if (v.is_licence)
+        v.licence_key = e.licence_key;
     if (d.downloadable) {
-        if (a.type == "external") {
-            url = opt(a.external_url);
-        } else if (a.type == "internal" && a.uploaded && (!d.watermark_eligible || wm_ready)) {
-            url = presign("GET", "downloads/" + e.id + "/" + file_name, {}, now,
-                          cfg_.download_url_ttl_seconds);
-        }
+        if (a.type == "external")
+            v.external_url = a.external_url;
+        else if (a.type == "internal" && a.uploaded && (!d.watermark_eligible || wm_ready))
+            v.storage_key = "downloads/" + e.id + "/" + v.file_name;
     }
+    // In words, the first that applies: what stops every download, then what
+    // only delays this file.
+    if (d.access_revoked)
+        v.state = entry_state::revoked;
+    else if (d.download_expired)
+        v.state = entry_state::expired;
+    else if (d.download_limit_reached)
+        v.state = entry_state::limit_reached;
+    else if (!d.preorder_released)
+        v.state = entry_state::not_released;
+    else if (v.watermark_status == "processing")
+        v.state = entry_state::processing;
+    else if (v.external_url || v.storage_key || (v.is_licence && v.licence_key))
+        v.state = entry_state::ready;
+    else
+        v.state = entry_state::unavailable;
+    return v;
+}
+
+json::object service::entry_json(entry& e, order& o, const asset& a, const digital_product* dp,
+                                 time_point now)
+{
+    const entry_view v = view_entry(e, o, a, dp, now);
+    const derived& d = v.d;
+    json::value url = nullptr;
+    if (v.external_url)
+        url = *v.external_url;
+    else if (v.storage_key)
+        url = presign("GET", *v.storage_key, {}, now, cfg_.download_url_ttl_seconds);
     return json::object{
         {"id", e.id},
-        {"product_name", dp && dp->store_product_id ? product_title(*dp->store_product_id)
-                                                    : std::string("Additional files")},
-        {"file_name", file_name},
-        {"file_type", licence ? std::string("licence/key")
-                              : a.content_type.value_or("application/octet-stream")},
-        {"file_size_bytes", a.type == "internal" ? a.byte_size : 0},
+        {"product_name", v.product_name},
+        {"file_name", v.file_name},
+        {"file_type", v.file_type},
+        {"file_size_bytes", v.file_size_bytes},
         {"download_url", std::move(url)},
         {"is_watermarked", d.watermark_eligible},
-        {"watermark_status", wm_status},
+        {"watermark_status", v.watermark_status},
         {"download_count", e.download_count},
         {"download_limit", opt(cfg_.download_limit)},
         {"download_limit_reached", d.download_limit_reached},
@@ -282,8 +320,8 @@ json::object service::entry_json(entry& e, order& o, const asset& a, const digit
         {"is_preorder", d.is_preorder},
         {"preorder_available_at", opt_time(d.preorder_available_at)},
         {"preorder_released", d.preorder_released},
-        {"is_licence_key", licence},
-        {"licence_key", licence ? opt(e.licence_key) : json::value(nullptr)},
+        {"is_licence_key", v.is_licence},
+        {"licence_key", opt(v.licence_key)},
         {"downloadable", d.downloadable}};
 }
 
@@ -608,6 +646,23 @@ response service::set_financial_status(const std::string& id, const char* status
     return json_response(200, json::object{{"order", order_json(it->second)}});
 }
 
+std::optional<std::string> service::advance_clock_by(double seconds, time_point now)
+{
+    if (!(seconds >= 0) || !std::isfinite(seconds))
+        return "advance_seconds must be a non-negative number";
+    // The clock stops at the last millisecond of year 9999 (ISO 8601 with four
+    // year digits); refused before any conversion, so nothing can overflow.
+    const std::int64_t room = max_clock_ms - std::min(max_clock_ms, now.time_since_epoch().count());
+    const double wanted_ms = seconds * 1000.0;
+    if (!(wanted_ms <= static_cast<double>(room)) || std::llround(wanted_ms) > room)
+        return "advance_seconds is too large: the sandbox clock cannot go past " +
+               format_iso8601(time_point{std::chrono::milliseconds{max_clock_ms}});
+    const auto ms = std::chrono::milliseconds(std::llround(wanted_ms));
+    offset_ += ms;
+    tick(now + ms);
+    return std::nullopt;
+}
+
 response service::advance_clock(const request& req, time_point now)
 {
     auto body = parse_body(req);
@@ -615,19 +670,13 @@ response service::advance_clock(const request& req, time_point now)
         return std::move(*r);
     const auto* o = std::get<json::value>(body).if_object();
     const auto* v = o ? o->if_contains("advance_seconds") : nullptr;
-    if (!v || !v->is_number() || v->to_number<double>() < 0 || !std::isfinite(v->to_number<double>()))
+    if (!v || !v->is_number())
         return errors_response({"advance_seconds must be a non-negative number"});
-    // The clock stops at the last millisecond of year 9999 (ISO 8601 with four
-    // year digits); refused before any conversion, so nothing can overflow.
-    const std::int64_t room = max_clock_ms - std::min(max_clock_ms, now.time_since_epoch().count());
-    const double wanted_ms = v->to_number<double>() * 1000.0;
-    if (!(wanted_ms <= static_cast<double>(room)) || std::llround(wanted_ms) > room)
-        return errors_response({"advance_seconds is too large: the sandbox clock cannot go past " +
-                                format_iso8601(time_point{std::chrono::milliseconds{max_clock_ms}})});
-    const auto ms = std::chrono::milliseconds(std::llround(wanted_ms));
-    offset_ += ms;
-    tick(now + ms);
-    return json_response(200, json::object{{"now", format_iso8601(now + ms)},
+    const auto before = offset_;
+    if (auto err = advance_clock_by(v->to_number<double>(), now))
+        return errors_response({*err});
+    const auto moved = offset_ - before;
+    return json_response(200, json::object{{"now", format_iso8601(now + moved)},
                                            {"offset_ms", offset_.count()}});
 }
 

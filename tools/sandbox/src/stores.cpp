@@ -5,6 +5,7 @@
 #include "stores.hpp"
 
 #include "detail.hpp"
+#include "html.hpp"
 #include "options.hpp"
 
 #include <cstdio>
@@ -23,6 +24,8 @@ constexpr std::string_view stores_prefix = "/stores/";
 constexpr std::string_view storage_prefix = "/storage/";
 constexpr std::string_view manage_path = "/sandbox/stores";
 constexpr std::string_view server_path = "/sandbox/server";
+constexpr std::string_view page_prefix = "/download-page/";
+constexpr std::size_t max_sessions = 10000;
 
 std::string key_hash(std::string_view api_key)
 {
@@ -90,7 +93,7 @@ std::optional<store_registry::prefixed> store_registry::resolve_prefixed(std::st
         return std::nullopt;
     const std::string_view id = rest.substr(0, slash);
     rest.remove_prefix(slash);
-    if (!rest.starts_with(storage_prefix))
+    if (!rest.starts_with(storage_prefix) && !rest.starts_with(page_prefix))
         return std::nullopt;
     auto it = stores_.find(id);
     if (it == stores_.end())
@@ -127,6 +130,8 @@ response store_registry::handle(const request& req, time_point now)
         return manage(req, path, now);
     if (path == server_path && req.method == "GET")
         return server_info(req);
+    if (path == service::ui_base || path.starts_with(std::string(service::ui_base) + "/"))
+        return ui(req, path, now);
     return by_token(req).handle(req, now);
 }
 
@@ -294,6 +299,148 @@ response store_registry::delete_store(const std::string& id)
     std::error_code ec;
     fs::remove_all(dir, ec);
     return no_content();
+}
+
+// --- the store pages: one API-key entry, then a session ------------------------------
+namespace {
+
+// The value of cookie `name` in the request's Cookie headers, or null.
+std::optional<std::string> cookie(const request& req, std::string_view name)
+{
+    for (const auto& [k, v] : req.headers) {
+        if (!iequals(k, "Cookie"))
+            continue;
+        std::string_view rest = v;
+        while (!rest.empty()) {
+            const auto semi = rest.find(';');
+            std::string_view pair = rest.substr(0, semi);
+            rest = semi == std::string_view::npos ? std::string_view{} : rest.substr(semi + 1);
+            while (!pair.empty() && pair.front() == ' ')
+                pair.remove_prefix(1);
+            const auto eq = pair.find('=');
+            if (eq != std::string_view::npos && pair.substr(0, eq) == name)
+                return std::string(pair.substr(eq + 1));
+        }
+    }
+    return std::nullopt;
+}
+
+std::string set_cookie(std::string_view name, std::string_view value, bool secure, bool remove = false)
+{
+    std::string c = std::string(name) + "=" + std::string(value) + "; Path=" +
+                    std::string(service::ui_base) + "; HttpOnly; SameSite=Strict";
+    if (secure)
+        c += "; Secure";
+    if (remove)
+        c += "; Max-Age=0";
+    return c;
+}
+
+response refused(std::string_view why)
+{
+    return html::page("Request refused",
+                      "<h1>Request refused</h1>\n<p>" + html::escape(why) + "</p>\n<p><a href=\"" +
+                          std::string(service::ui_base) + "/\">Back to the store pages</a></p>\n",
+                      403);
+}
+
+} // namespace
+
+response store_registry::login_page(int status, std::string_view error)
+{
+    const std::string token = random_hex(16);
+    std::string b = "<h1>Sandbox store pages</h1>\n";
+    b += "<p>Enter a store's API key (the X-Auth-Token of its API requests) to see its outbox, "
+         "assets, digital products and orders. The key is sent once, in this form's body; the "
+         "pages then use a session cookie.</p>\n";
+    if (!error.empty())
+        b += "<p class=\"error\" role=\"alert\">" + html::escape(error) + "</p>\n";
+    b += "<form method=\"post\" action=\"" + std::string(service::ui_base) + "/login\" class=\"card\">"
+         "<input type=\"hidden\" name=\"csrf\" value=\"" + token + "\">"
+         "<label for=\"api_key\">API key</label>"
+         "<input id=\"api_key\" name=\"api_key\" type=\"password\" autocomplete=\"off\" required>"
+         "<p><button class=\"button\" type=\"submit\">Open the store pages</button></p></form>\n";
+    response r = html::page("Sandbox store pages", b, status);
+    r.headers.emplace_back("Set-Cookie", set_cookie(login_cookie, token, origin().starts_with("https:")));
+    return r;
+}
+
+response store_registry::ui(const request& req, std::string_view path, time_point now)
+{
+    const std::string base(service::ui_base);
+    const bool secure = origin().starts_with("https:");
+    const std::string_view sub = path.substr(base.size());
+    const std::string_view target = req.target;
+    const auto qpos = target.find('?');
+    const bool post = req.method == "POST";
+    std::optional<query_params> form = post ? parse_query(req.body, true)
+                                            : parse_query(qpos == std::string_view::npos
+                                                              ? std::string_view{}
+                                                              : target.substr(qpos + 1),
+                                                          true);
+    if (!form)
+        return html::page("Bad request", "<h1>Bad request</h1>\n<p>The form could not be read.</p>\n",
+                          400);
+    auto field = [&](std::string_view name) -> std::string {
+        const std::string* v = query_get(*form, name);
+        return v ? *v : std::string();
+    };
+
+    // The session of the request, if any and if its store still exists.
+    std::string session_hash;
+    ui_session* session = nullptr;
+    if (auto id = cookie(req, session_cookie); id && !id->empty()) {
+        session_hash = sha256(*id);
+        if (auto it = sessions_.find(session_hash); it != sessions_.end()) {
+            if (find(it->second.store_id))
+                session = &it->second;
+            else
+                sessions_.erase(it);  // its store was deleted
+        }
+    }
+
+    if (sub == "/login") {
+        if (req.method == "GET" || req.method == "HEAD")
+            return session ? html::see_other(base + "/") : login_page(200, {});
+        if (!post)
+            return refused("Method not allowed.");
+        // Login CSRF: the form's token must be the one set with the form (double submit).
+        const auto expected = cookie(req, login_cookie);
+        const std::string given = field("csrf");
+        if (!expected || expected->empty() || !constant_time_equals(*expected, given))
+            return refused("The form's token is missing or does not match: open the login page again.");
+        const std::string key = field("api_key");
+        auto k = key.empty() ? keys_.end() : keys_.find(key_hash(key));
+        if (k == keys_.end() || !find(k->second))
+            return login_page(401, "This API key is not the key of a store of this sandbox.");
+        if (sessions_.size() >= max_sessions)
+            sessions_.erase(sessions_.begin());
+        const std::string id = random_hex(32);
+        sessions_[sha256(id)] = ui_session{k->second, random_hex(32)};
+        ++sessions_created_;
+        response r = html::see_other(base + "/");
+        r.headers.emplace_back("Set-Cookie", set_cookie(session_cookie, id, secure));
+        r.headers.emplace_back("Set-Cookie", set_cookie(login_cookie, "", secure, true));
+        return r;
+    }
+    if (!session) {
+        if (req.method == "GET" || req.method == "HEAD")
+            return html::see_other(base + "/login");
+        return refused("There is no session: log in with the store's API key first.");
+    }
+    if (post) {
+        // Every state-changing form carries the session's token.
+        if (!constant_time_equals(field("csrf"), session->csrf))
+            return refused("The form's token is missing or stale: reload the page and try again.");
+        if (sub == "/logout") {
+            sessions_.erase(session_hash);
+            response r = html::see_other(base + "/login");
+            r.headers.emplace_back("Set-Cookie", set_cookie(session_cookie, "", secure, true));
+            return r;
+        }
+    }
+    service* svc = find(session->store_id);
+    return svc->ui(req, sub, *form, session->csrf, now);
 }
 
 } // namespace dd_sandbox

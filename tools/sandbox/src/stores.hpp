@@ -9,6 +9,10 @@
 //     public_url is <origin>/stores/<id>): to that store, without the prefix;
 //     an unknown store id is S3's 404 NoSuchKey;
 //   - /sandbox/stores[/<id>]: creating and deleting stores (default store's key);
+//   - /stores/<id>/download-page/...: the buyer's download page of that store;
+//   - /sandbox/ui/...: the store pages behind a session (one API-key entry, then
+//     an HttpOnly SameSite=Strict cookie; every POST carries the session's CSRF
+//     token), for the store whose key was entered;
 //   - everything else by X-Auth-Token to the store with that API key; an unknown
 //     or missing key, and /storage/..., go to the default store (which answers
 //     401 where a key is needed).
@@ -64,6 +68,9 @@ public:
     // The store with this id ("default" for the default store), or null.
     service* find(std::string_view id);
     std::size_t created_count() const { return stores_.size(); }
+    std::size_t session_count() const { return sessions_.size(); }
+    static constexpr std::string_view session_cookie = "dd_sandbox_session";
+    static constexpr std::string_view login_cookie = "dd_sandbox_login";
     // Scheme://host[:port][/path] of the default store: base of every store's URLs.
     const std::string& origin() const { return default_->config().public_url; }
     // Kept up to date by the front end.
@@ -89,6 +96,17 @@ private:
     std::string new_api_key(const std::string& id);
 
     response server_info(const request& req) const;
+
+    // The store pages: login, logout, sessions, CSRF; the pages themselves are the
+    // service's (service::ui).
+    struct ui_session {
+        std::string store_id;
+        std::string csrf;
+    };
+    response ui(const request& req, std::string_view path, time_point now);
+    response login_page(int status, std::string_view error);
+    std::unordered_map<std::string, ui_session> sessions_;  // sha256(cookie) -> session
+    std::uint64_t sessions_created_ = 0;
 
     server_state server_;
     std::unique_ptr<service> default_;
