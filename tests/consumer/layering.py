@@ -42,6 +42,8 @@ LAYERS = {
     "engine/sansio": 2,
     # The OTLP encoding of finished spans (on json/'s text helpers).
     "otlp/sansio": 2,
+    # The order feed's core: scans, change detection, the delivery queue.
+    "feed/sansio": 2,
     # Error codes, their messages, the server's words, diagnostics.
     "error": 3,
     # What the public value types compile: models (with their checks), observers.
@@ -57,6 +59,8 @@ LAYERS = {
     # Built on the endpoints: uploads, the asset-edit helpers, the watermark waiter.
     "upload": 7,
     "workflows": 7,
+    # The order feed's driver (polls, look-back, checkpoint commits) and its event's JSON form.
+    "feed": 7,
     # Test doubles and cassettes.
     "testing": 8,
 }
