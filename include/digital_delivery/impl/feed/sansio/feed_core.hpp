@@ -174,6 +174,21 @@ public:
         return std::nullopt;
     }
 
+    /// Abandons the scan in progress (a request failed): what it found is
+    /// forgotten, and found again by the next scan.
+    void abort_scan()
+    {
+        for (const auto& e : found_new_)
+            queued_keys_.erase(e.key);
+        for (const auto& e : found_changes_)
+            queued_keys_.erase(e.key);
+        found_new_.clear();
+        found_changes_.clear();
+        silent_new_.clear();
+        silent_ = {};
+        scan_ = scan_kind::none;
+    }
+
     /// After a scan: the orders whose downloads to read (the downloads group:
     /// orders whose list entry changed), each once.
     std::vector<std::string> take_downloads_reads()
