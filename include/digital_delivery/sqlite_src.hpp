@@ -20,5 +20,6 @@
 #endif
 
 #include <digital_delivery/impl/sqlite/sqlite_state.ipp>
+#include <digital_delivery/impl/feed/sqlite_feed_checkpoint.ipp>
 
 #endif

@@ -96,6 +96,8 @@ OPT_IN_STORES = {
         "sqlite_state.hpp",
         "sqlite_src.hpp",
         "impl/sqlite/sqlite_state.ipp",
+        "sqlite_feed_checkpoint.hpp",
+        "impl/feed/sqlite_feed_checkpoint.ipp",
     },
 }
 # Each opt-in component's public header(s), and the source file that compiles
