@@ -33,6 +33,8 @@ struct session
     bool terminal_in = false;   ///< stdin and stderr are a terminal: ddctl may ask
     bool terminal_err = false;  ///< stderr is a terminal: progress bars
     bool progress = true;       ///< upload progress on stderr (off: --no-progress)
+    std::string profile;          ///< the config profile in use (`orders watch`: one checkpoint per profile and key)
+    std::string key_fingerprint;  ///< 16 hex digits of a hash of the base URL and key, never the key
 
     /// Throws cli_error (stderr line: the diagnostics, exit code by class) when
     /// `ec` is set; with --dry-run, prints the request not sent (and `then`, what
