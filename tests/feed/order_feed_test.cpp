@@ -11,6 +11,10 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 
+#include <functional>
+#include <string>
+#include <vector>
+
 using namespace fixtures;
 using namespace std::chrono_literals;
 
