@@ -96,6 +96,8 @@ struct fake_server
 /// One consumer: a core on a checkpoint that outlives it (a crash drops the core).
 struct consumer
 {
+    consumer(fake_server& s, dd::memory_feed_checkpoint& c, dd::order_feed_options o) : srv(s), cp(c), opts(std::move(o)) {}
+
     fake_server& srv;
     dd::memory_feed_checkpoint& cp;
     dd::order_feed_options opts;
