@@ -33,9 +33,10 @@ enum class feed_event_kind
     download_limit_reached,   ///< A download entry reached its limit (group downloads; one read).
     access_revoked,           ///< The order's download access was revoked (group downloads; one read).
     downloads_expired,        ///< The earliest expires_at read for the order has passed (group downloads; no request).
+    watermark_ready,          ///< No download entry of a followed order awaits its watermark (order_feed::follow).
 };
 BOOST_DESCRIBE_ENUM(feed_event_kind, new_order, refunded, voided, download_count_increased, download_limit_reached,
-                    access_revoked, downloads_expired)
+                    access_revoked, downloads_expired, watermark_ready)
 
 /// The groups of events a feed delivers (order_feed_options::events), combined with |.
 enum class feed_events : unsigned
@@ -64,11 +65,11 @@ struct feed_event
     /// Unique per event of a feed, stable across restarts: `new_order:<order id>`,
     /// `refunded:<id>`, `voided:<id>`, `download_count:<id>:<count>`,
     /// `download_limit_reached:<id>:<entry id>`, `access_revoked:<id>`,
-    /// `downloads_expired:<id>`. A consumer that makes its side effect
+    /// `downloads_expired:<id>`, `watermark_ready:<id>`. A consumer that makes its side effect
     /// idempotent on this key turns at-least-once into exactly-once.
     std::string key{};
     feed_event_kind kind{};                    ///< What happened.
-    digital_delivery::order order{};           ///< The order's list entry when the feed saw it.
+    digital_delivery::order order{};           ///< The order's list entry when the feed saw it (watermark_ready: its id and name only).
     std::int64_t previous_download_count = 0;  ///< download_count_increased: the count acknowledged before.
     std::string download_id{};                 ///< download_limit_reached: the download entry.
     std::optional<timestamp> expires_at{};     ///< downloads_expired: the expiry that passed.

@@ -41,6 +41,7 @@ DIGITAL_DELIVERY_DECL void feed_fail(std::shared_ptr<order_feed_impl> f, std::st
                                      boost::asio::any_completion_handler<void(error_code, bool)> h);
 DIGITAL_DELIVERY_DECL void feed_replay(std::shared_ptr<order_feed_impl> f, std::string key,
                                        boost::asio::any_completion_handler<void(error_code)> h);
+DIGITAL_DELIVERY_DECL void feed_follow(order_feed_impl& f, std::string order_id);
 DIGITAL_DELIVERY_DECL feed_stats feed_get_stats(const order_feed_impl& f);
 DIGITAL_DELIVERY_DECL std::vector<feed_dead_letter> feed_get_dead_letters(const order_feed_impl& f);
 }  // namespace detail
@@ -129,6 +130,16 @@ public:
             [impl = impl_, k = std::move(key)](auto h) mutable { detail::feed_replay(impl, std::move(k), std::move(h)); },
             token);
     }
+
+    /// Follows an order's watermarks: from the next async_next on, the feed
+    /// reads GET /orders/{id}/downloads (1 point, priority::background) on the
+    /// schedule of async_wait_for_downloads (1 s, then ×1.5 up to 10 s) until
+    /// no entry awaits its watermark, then delivers watermark_ready. Reading an
+    /// order's downloads starts its watermark generation. Follows are kept in
+    /// memory only (not in the checkpoint): follow again after a restart. Call
+    /// it on the client's executor, between the feed's operations.
+    /// \param order_id The order.
+    void follow(std::string order_id) { detail::feed_follow(*impl_, std::move(order_id)); }
 
     /// \return The dead letters (after the first async_next or async_replay has loaded the checkpoint).
     std::vector<feed_dead_letter> dead_letters() const { return detail::feed_get_dead_letters(*impl_); }

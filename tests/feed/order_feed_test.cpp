@@ -152,6 +152,30 @@ TEST_F(order_feed_test, a_failing_handler_is_retried_with_backoff_then_dead_lett
     EXPECT_EQ(cp->state().dead_letters.size(), 1u);
 }
 
+TEST_F(order_feed_test, a_followed_order_is_read_on_the_waiters_schedule_until_its_watermark_is_ready)
+{
+    dd::order_feed feed(client, cp, opts);
+    feed.follow("o1");
+    const std::string processing = R"({"order_id":"o1","order_name":"#1001","downloads":[)" + download_json(false, "processing") + "]}";
+    const std::string ready = R"({"order_id":"o1","order_name":"#1001","downloads":[)" + download_json(false, "ready") + "]}";
+    fake->expect(dd::http_method::get, target("/orders/o1/downloads")).respond(200, processing);
+    fake->expect_any().respond(200, page_of({}));  // the first new-order poll
+    fake->expect(dd::http_method::get, target("/orders/o1/downloads")).respond(200, ready);
+    next_result r;
+    feed.async_next([&](dd::error_code ec, dd::feed_event e) { r = {true, ec, std::move(e)}; });
+    ASSERT_TRUE(vc.run_until(ioc, [&] { return r.done; }, 5s, 50ms));
+    ASSERT_FALSE(r.ec) << r.ec.message();
+    EXPECT_TRUE(fake->done()) << (fake->mismatches().empty() ? "" : fake->mismatches()[0]);
+    EXPECT_EQ(r.e.kind, dd::feed_event_kind::watermark_ready);
+    EXPECT_EQ(r.e.key, "watermark_ready:o1");
+    EXPECT_EQ(feed.stats().downloads_reads, 2u);
+    bool acked = false;
+    feed.async_ack(r.e, [&](dd::error_code ec) { acked = !ec; });
+    vc.run_until(ioc, [&] { return acked; }, 1s);
+    EXPECT_TRUE(acked);
+    EXPECT_EQ(cp->state().orders.count("o1"), 0u);  // a follow changes nothing of the checkpoint
+}
+
 TEST_F(order_feed_test, a_cancelled_wait_ends_with_operation_aborted)
 {
     dd::order_feed feed(client, cp, opts);

@@ -20,9 +20,9 @@
 namespace digital_delivery {
 
 namespace detail {
-inline constexpr std::array<std::string_view, 7> feed_kind_names{
+inline constexpr std::array<std::string_view, 8> feed_kind_names{
     "new_order",          "refunded",       "voided",           "download_count_increased",
-    "download_limit_reached", "access_revoked", "downloads_expired",
+    "download_limit_reached", "access_revoked", "downloads_expired", "watermark_ready",
 };
 }  // namespace detail
 

@@ -15,6 +15,7 @@
 #include <digital_delivery/endpoints.hpp>
 #include <digital_delivery/impl/feed/sansio/feed_core.hpp>
 #include <digital_delivery/request_options.hpp>
+#include <digital_delivery/watermark.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -25,6 +26,7 @@
 
 #include <chrono>
 #include <exception>
+#include <map>
 #include <tuple>
 
 namespace digital_delivery {
@@ -41,6 +43,11 @@ public:
     }
 
     boost::asio::any_io_executor executor() const { return client_.get_executor(); }
+
+    void follow(std::string order_id)
+    {
+        follows_[std::move(order_id)] = follow_state{now(), watermark_wait_options{}.initial_interval};
+    }
     const feed_core& core() const noexcept { return core_; }
 
     static timestamp now()
@@ -72,6 +79,11 @@ public:
             ec = co_await finish_lookback();
             if (ec)
                 co_return std::tuple<error_code, feed_event>{ec, feed_event{}};
+            ec = co_await poll_follows();
+            if (ec)
+                co_return std::tuple<error_code, feed_event>{ec, feed_event{}};
+            if (core_.has_event())
+                continue;
             const timestamp n = now();
             if (core_.lookback_due(n))
             {
@@ -89,7 +101,10 @@ public:
                     co_return std::tuple<error_code, feed_event>{ec, feed_event{}};
                 continue;
             }
-            co_await sleep_until((std::min)(*next_poll_, core_.next_lookback()));
+            timestamp wake = (std::min)(*next_poll_, core_.next_lookback());
+            for (const auto& [id, f] : follows_)
+                wake = (std::min)(wake, f.next);
+            co_await sleep_until(wake);
         }
     }
 
@@ -225,6 +240,46 @@ private:
         co_return error_code{};
     }
 
+    // The followed orders whose read is due: GET /orders/{id}/downloads, with
+    // the watermark waiter's schedule (watermark_wait_options' defaults).
+    awaitable_ec poll_follows()
+    {
+        const request_options ro{.prio = priority::background};
+        for (auto it = follows_.begin(); it != follows_.end();)
+        {
+            if (now() < it->second.next)
+            {
+                ++it;
+                continue;
+            }
+            const std::string id = it->first;
+            auto [ec, d] = co_await async_get_order_downloads(client_, id, ro, boost::asio::as_tuple(boost::asio::use_awaitable));
+            it = follows_.find(id);
+            if (it == follows_.end())
+                continue;
+            if (ec == api_errc::order_not_found || ec == api_errc::not_found)
+            {
+                it = follows_.erase(it);
+                continue;
+            }
+            if (ec)
+                co_return ec;
+            if (d.order_id.empty())
+                d.order_id = id;
+            if (!any_awaiting_watermark(d))
+            {
+                core_.on_watermark_ready(d, now());
+                it = follows_.erase(it);
+                continue;
+            }
+            core_.on_watermark_pending();
+            it->second.next = feed_add(now(), it->second.interval);
+            it->second.interval = next_poll_interval(it->second.interval, watermark_wait_options{});
+            ++it;
+        }
+        co_return error_code{};
+    }
+
     boost::asio::awaitable<void> sleep_until(timestamp t)
     {
         const auto d = t - now();
@@ -242,6 +297,12 @@ private:
     bool started_ = false;
     bool lookback_pending_ = false;
     std::optional<timestamp> next_poll_;
+    struct follow_state
+    {
+        timestamp next;
+        std::chrono::milliseconds interval;
+    };
+    std::map<std::string, follow_state> follows_;
 };
 
 // Runs `op` on the feed's executor and completes `h` with its result; a
@@ -308,6 +369,11 @@ DIGITAL_DELIVERY_DECL void detail::feed_replay(std::shared_ptr<order_feed_impl> 
                                                boost::asio::any_completion_handler<void(error_code)> h)
 {
     feed_spawn<std::tuple<error_code>>(f, std::move(h), [key = std::move(key)](order_feed_impl& x) { return x.replay_tuple(key); });
+}
+
+DIGITAL_DELIVERY_DECL void detail::feed_follow(order_feed_impl& f, std::string order_id)
+{
+    f.follow(std::move(order_id));
 }
 
 DIGITAL_DELIVERY_DECL feed_stats detail::feed_get_stats(const order_feed_impl& f)

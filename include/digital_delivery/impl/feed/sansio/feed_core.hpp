@@ -239,6 +239,29 @@ public:
         check_expiry(now, &d.order_id, earliest);
     }
 
+    /// A followed order's downloads no longer await a watermark (1 point was
+    /// spent on the read): queues watermark_ready. Its acknowledgement changes
+    /// nothing of the state.
+    void on_watermark_ready(const order_downloads& d, timestamp now)
+    {
+        ++stats_.points;
+        ++stats_.downloads_reads;
+        order o;
+        o.id = d.order_id;
+        o.name = d.order_name;
+        feed_event e = make_event(feed_event_kind::watermark_ready, o, now);
+        e.detection_delay = std::chrono::milliseconds(0);
+        e.key = "watermark_ready:" + o.id;
+        push_event(std::move(e));
+    }
+
+    /// A followed order's downloads still await a watermark (1 point).
+    void on_watermark_pending() noexcept
+    {
+        ++stats_.points;
+        ++stats_.downloads_reads;
+    }
+
     /// Queues downloads_expired for the orders whose earliest expires_at has
     /// passed (no request: the dates were read before).
     void check_expiry(timestamp now) { check_expiry(now, nullptr, std::nullopt); }
@@ -587,6 +610,8 @@ private:
     // What acknowledging `e` changes in the state.
     void apply_event(feed_commit& c, const feed_event& e) const
     {
+        if (e.kind == feed_event_kind::watermark_ready)
+            return;  // follows are not kept: nothing to commit
         auto it = state_.orders.find(e.order.id);
         feed_order_state k;
         if (it != state_.orders.end())
@@ -620,6 +645,8 @@ private:
             break;
         case feed_event_kind::downloads_expired:
             k.expired_reported = true;
+            break;
+        case feed_event_kind::watermark_ready:
             break;
         }
         // An order older than the horizon is not kept (it would be pruned).
