@@ -44,7 +44,12 @@ namespace ddctl {
 
 namespace asio = boost::asio;
 
-std::string state_directory()
+namespace {
+
+// $XDG_STATE_HOME/ddctl, else ~/.local/state/ddctl. (The upload journal's
+// branch has its own state_directory(getenv): one of the two is to go when
+// both are merged.)
+std::string watch_state_directory()
 {
     const char* xdg = std::getenv("XDG_STATE_HOME");
     std::filesystem::path base;
@@ -59,6 +64,8 @@ std::string state_directory()
     }
     return (base / "ddctl").string();
 }
+
+}  // namespace
 
 std::string key_fingerprint(const std::string& base_url, const std::string& api_key)
 {
@@ -214,7 +221,7 @@ asio::awaitable<void> watch(session& s, const watch_args& a)
             throw cli_error(exit_usage, "--since: '" + a.since + "' is not a date (YYYY-MM-DD)");
         o.since = dd::timestamp(std::chrono::sys_days(*since));
     }
-    const std::string dir = state_directory();
+    const std::string dir = watch_state_directory();
     std::error_code fec;
     std::filesystem::create_directories(dir, fec);
     if (fec)

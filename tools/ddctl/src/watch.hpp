@@ -16,9 +16,6 @@ namespace ddctl {
 /// Adds `orders watch` to `orders`.
 void add_watch(CLI::App& orders, selection& sel);
 
-/// ddctl's state directory: $XDG_STATE_HOME/ddctl, else ~/.local/state/ddctl.
-std::string state_directory();
-
 /// 16 hex digits that tell a (base URL, API key) apart, from which the key cannot be read.
 std::string key_fingerprint(const std::string& base_url, const std::string& api_key);
 
