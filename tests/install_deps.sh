@@ -11,7 +11,7 @@ pkgs=(
   libgtest-dev libgmock-dev googletest
   clang-16 libclang-rt-16-dev
   nginx-light libcurl4-openssl-dev curl libbenchmark-dev liburing-dev
-  tinyproxy redis-server libcli11-dev libjq-dev zsh fish stunnel4
+  tinyproxy redis-server libcli11-dev libjq-dev zsh fish stunnel4 libsqlite3-dev
   doxygen
   chromium
 )

@@ -31,6 +31,8 @@
 #include <digital_delivery/impl/engine/raw_request.ipp>
 #include <digital_delivery/impl/workflows/asset_edits.ipp>
 #include <digital_delivery/impl/workflows/watermark.ipp>
+#include <digital_delivery/impl/feed/feed_event.ipp>
+#include <digital_delivery/impl/feed/order_feed.ipp>
 #include <digital_delivery/impl/model/timestamp.ipp>
 #include <digital_delivery/impl/error/diagnostics.ipp>
 #include <digital_delivery/impl/model/asset.ipp>

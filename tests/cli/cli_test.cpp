@@ -1277,7 +1277,7 @@ TEST(cli_help, every_subcommand_has_help_with_an_example)
         {"assets", "upload"}, {"assets", "replace"}, {"products", "list"}, {"products", "get"}, {"products", "create"},
         {"products", "update"}, {"products", "delete"}, {"products", "add-assets"}, {"products", "remove-assets"},
         {"products", "notify-buyers"}, {"orders", "list"},
-        {"orders", "get"}, {"orders", "downloads"}, {"orders", "wait-downloads"}, {"orders", "attach"},
+        {"orders", "get"}, {"orders", "downloads"}, {"orders", "wait-downloads"}, {"orders", "watch"}, {"orders", "attach"},
         {"orders", "detach"}, {"orders", "notify"}, {"request"}, {"config", "show"}, {"config", "set"}, {"config", "init"}, {}};
     auto version = e.run({"--version"});
     EXPECT_OK(version);
@@ -1302,7 +1302,7 @@ TEST(cli_help, every_subcommand_has_help_with_an_example)
             ::pclose(p);
         return out;
     };
-    EXPECT_EQ(complete("orders wa", 2), "wait-downloads\n");
+    EXPECT_EQ(complete("orders wa", 2), "wait-downloads watch\n");
     EXPECT_EQ(complete("orders list --created-at-m", 3), "--created-at-min --created-at-max\n");
     EXPECT_EQ(complete("orders list --status pa", 4), "paid partially_paid partially_refunded\n");
     EXPECT_EQ(complete("-o j", 2), "json\n");
@@ -1364,7 +1364,7 @@ TEST(cli_help, fish_completes_commands_options_and_values)
     auto complete = [](const std::string& line) {
         return shell_output("fish", "source " DDCTL_COMPLETION_DIR "/ddctl.fish; complete -C \"" + line + "\"");
     };
-    EXPECT_EQ(complete("ddctl orders wa"), "wait-downloads\n");
+    EXPECT_EQ(complete("ddctl orders wa"), "wait-downloads\nwatch\n");
     EXPECT_NE(complete("ddctl orders list --created-at-m").find("--created-at-min\n"), std::string::npos);
     EXPECT_EQ(complete("ddctl orders list --status partially_r"), "partially_refunded\n");
     EXPECT_EQ(complete("ddctl -o j"), "json\n");

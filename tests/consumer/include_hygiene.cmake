@@ -3,7 +3,7 @@
 # (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Fails when <digital_delivery.hpp> includes, directly or not, a header of
 # Boost.Beast or OpenSSL (beast_transport.hpp and otlp_exporter.hpp include
-# them, the opt-in Redis store OpenSSL) or of the Redis or shared-memory rate-limit store (opt-in headers); with separate compilation, when it includes Boost.JSON's DOM or
+# them, the opt-in Redis store OpenSSL) or of the Redis or shared-memory rate-limit store or SQLite (opt-in headers); with separate compilation, when it includes Boost.JSON's DOM or
 # parser, or when a call site instantiates other than README.md says, per kind
 # of call (below; none compiles what src.hpp compiles once per endpoint: the
 # encoder, the decoder, the launch, the default awaitable).
@@ -36,8 +36,21 @@ endfunction()
 check_umbrella("Beast or OpenSSL headers" "openssl/|boost/beast/|boost/asio/ssl")
 # The Redis and shared-memory rate-limit stores are opt-in headers: a TU that
 # never names them does not parse them (nor their .ipp in header-only mode).
-check_umbrella("the Redis or shared-memory rate-limit store"
-               "impl/rate_limit/(redis_link|shm_store|sansio/redis_store|sansio/resp)\\.hpp|(redis|shm)_rate_limit_store\\.(hpp|ipp)")
+# The SQLite component is opt-in too: the umbrella parses neither
+# <sqlite3.h> nor the component's headers.
+check_umbrella("the Redis or shared-memory rate-limit store or SQLite"
+               "impl/rate_limit/(redis_link|shm_store|sansio/redis_store|sansio/resp)\\.hpp|(redis|shm)_rate_limit_store\\.(hpp|ipp)|sqlite3\\.h|impl/sqlite/|sqlite_state\\.(hpp|ipp)")
+# With separate compilation, even a TU that includes <digital_delivery/sqlite_state.hpp>
+# does not parse <sqlite3.h> (the handles are declared, not defined).
+file(WRITE ${WORK_DIR}/sqlite_state.cpp "#include <digital_delivery/sqlite_state.hpp>\n")
+execute_process(COMMAND ${CXX} -std=c++20 -fsyntax-only -H -DDIGITAL_DELIVERY_SEPARATE_COMPILATION -I${INCLUDE_DIR}
+                        ${WORK_DIR}/sqlite_state.cpp RESULT_VARIABLE rc ERROR_VARIABLE tree)
+if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "<digital_delivery/sqlite_state.hpp> does not compile (separate compilation):\n${tree}")
+endif()
+if(tree MATCHES "sqlite3\\.h")
+    message(FATAL_ERROR "<digital_delivery/sqlite_state.hpp> (separate compilation) parses <sqlite3.h>")
+endif()
 # Separate compilation: the call site sees declarations only.
 check_umbrella("Boost.JSON's DOM or parser" "boost/json/(value|object|array|basic_parser|parser|serialize)"
                -DDIGITAL_DELIVERY_SEPARATE_COMPILATION)

@@ -13,11 +13,13 @@ draws, from the #include lines of every file of the library:
   * no .ipp includes another .ipp (an .ipp includes the header it defines,
     which includes its .ipp in header-only mode);
   * only the folders above the engine include <digital_delivery/endpoints.hpp>;
-  * the Redis and shared-memory stores are opt-in: only their public header
-    (<digital_delivery/redis_rate_limit_store.hpp>, shm_rate_limit_store.hpp),
-    its .ipp and the store's own files include the store's files
-    (redis_link, redis_store, resp; shm_store), and only src.hpp and the
-    store's .ipp include that header;
+  * the Redis and shared-memory stores and the SQLite component are opt-in:
+    only their public header (<digital_delivery/redis_rate_limit_store.hpp>,
+    shm_rate_limit_store.hpp, sqlite_state.hpp), its .ipp and the component's
+    own files include the component's files (redis_link, redis_store, resp;
+    shm_store; <sqlite3.h>), and only the component's files and its source
+    file (src.hpp; sqlite_src.hpp, which src.hpp does not include) include
+    that header.
   * Beast and OpenSSL (with Asio's SSL) are included by the files of
     BEAST_FILES and OPENSSL_FILES only, the lists docs/architecture.md names.
 
@@ -44,6 +46,8 @@ LAYERS = {
     "engine/sansio": 2,
     # The OTLP encoding of finished spans (on json/'s text helpers).
     "otlp/sansio": 2,
+    # The order feed's core: scans, change detection, the delivery queue.
+    "feed/sansio": 2,
     # Error codes, their messages, the server's words, diagnostics.
     "error": 3,
     # What the public value types compile: models (with their checks), observers.
@@ -54,11 +58,15 @@ LAYERS = {
     "rate_limit": 5,
     # The OTLP exporter: batches, timers, the collector's transport, the file.
     "otlp": 5,
+    # The SQLite state file of the durable jobs (opt-in: sqlite_state.hpp).
+    "sqlite": 5,
     # The request pipeline: one request, from the call to the decoded result.
     "engine": 6,
     # Built on the endpoints: uploads, the asset-edit helpers, the watermark waiter.
     "upload": 7,
     "workflows": 7,
+    # The order feed's driver (polls, look-back, checkpoint commits) and its event's JSON form.
+    "feed": 7,
     # Test doubles and cassettes.
     "testing": 8,
 }
@@ -86,8 +94,23 @@ OPT_IN_STORES = {
         "impl/rate_limit/shm_rate_limit_store.ipp",
         "impl/rate_limit/shm_store.hpp",
     },
+    "sqlite": {
+        "sqlite_state.hpp",
+        "sqlite_src.hpp",
+        "impl/sqlite/sqlite_state.ipp",
+        "sqlite_feed_checkpoint.hpp",
+        "impl/feed/sqlite_feed_checkpoint.ipp",
+    },
 }
-OPT_IN_HEADERS = {f"digital_delivery/{store}_rate_limit_store.hpp": store for store in OPT_IN_STORES}
+# Each opt-in component's public header(s), and the source file that compiles
+# it once (separate compilation): src.hpp for the stores; sqlite_src.hpp for
+# SQLite, as src.hpp (digital_delivery::compiled) must not need libsqlite3.
+OPT_IN_HEADERS = {
+    "digital_delivery/redis_rate_limit_store.hpp": "redis",
+    "digital_delivery/shm_rate_limit_store.hpp": "shm",
+    "digital_delivery/sqlite_state.hpp": "sqlite",
+}
+OPT_IN_SOURCE = {"redis": "src.hpp", "shm": "src.hpp", "sqlite": "sqlite_src.hpp"}
 OPT_IN_STORE_FILES = {f"digital_delivery/{f}": store for store, files in OPT_IN_STORES.items()
                       for f in files if f.startswith("impl/") and not f.endswith(".ipp")}
 # The only files that include Boost.Beast, and OpenSSL or Asio's SSL
@@ -104,6 +127,8 @@ OPENSSL_FILES = {
 }
 BEAST = re.compile(r"^boost/beast[/.]")
 OPENSSL = re.compile(r"^openssl/|^boost/asio/ssl[/.]|^boost/beast/(core/ssl_stream|ssl)")
+# Headers outside the library that only an opt-in component's files include.
+OPT_IN_SYSTEM = {"sqlite3.h": "sqlite"}
 ABOVE_ENGINE = {f for f, layer in LAYERS.items() if layer > LAYERS["engine"]}
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
@@ -154,14 +179,14 @@ def main():
             if OPENSSL.search(inc) and rel not in OPENSSL_FILES:
                 problems.append(f"{rel}: includes {inc} (OpenSSL): only {sorted(OPENSSL_FILES)} may "
                                 f"(docs/architecture.md)")
-            store = OPT_IN_STORE_FILES.get(inc)
+            store = OPT_IN_STORE_FILES.get(inc) or OPT_IN_SYSTEM.get(inc)
             if store is not None and rel not in OPT_IN_STORES[store]:
-                problems.append(f"{rel}: includes {inc}, a part of the {store} store: only its opt-in header "
-                                f"<digital_delivery/{store}_rate_limit_store.hpp> and its files may")
+                problems.append(f"{rel}: includes {inc}, a part of the opt-in {store} component: only its "
+                                f"opt-in header and its files may")
             store = OPT_IN_HEADERS.get(inc)
-            if store is not None and rel not in OPT_IN_STORES[store] and rel != "src.hpp":
-                problems.append(f"{rel}: includes {inc}, the opt-in header of the {store} store: only a "
-                                f"translation unit that names the store (or src.hpp) may")
+            if store is not None and rel not in OPT_IN_STORES[store] and rel != OPT_IN_SOURCE[store]:
+                problems.append(f"{rel}: includes {inc}, the opt-in header of the {store} component: only a "
+                                f"translation unit that names it (or {OPT_IN_SOURCE[store]}) may")
     for p in problems:
         print(p)
     print(f"layering: {checked} files checked, {len(problems)} violation(s)")

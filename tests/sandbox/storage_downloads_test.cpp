@@ -386,6 +386,30 @@ TEST_F(sandbox_test, PurchaseLinksProductAndVariantLevelProducts)
     EXPECT_TRUE(outbox().empty());
 }
 
+TEST_F(sandbox_test, PurchaseWithCountAndChosenCreatedAt)
+{
+    // Several purchases at once, all with one chosen created_at (the order feed's tests).
+    auto r = call("POST", "/sandbox/purchases",
+                  R"({"store_product_id":10,"count":3,"created_at":"2026-12-04T23:59:59.999Z"})");
+    ASSERT_EQ(r.status, 201);
+    auto v = js(r);
+    ASSERT_EQ(v.at("orders").as_array().size(), 3u);
+    EXPECT_EQ(v.at("order"), v.at("orders").as_array()[2]);
+    for (const auto& o : v.at("orders").as_array())
+        EXPECT_EQ(o.at("created_at"), "2026-12-04T23:59:59.999Z");
+    auto l = js(api("GET", "/orders?created_at_min=2026-12-04&created_at_max=2026-12-04&per_page=250"));
+    EXPECT_EQ(l.at("pagination").at("total_count"), 3);
+    // Without count: one order, the response as before (no "orders").
+    r = call("POST", "/sandbox/purchases", R"({"store_product_id":10})");
+    ASSERT_EQ(r.status, 201);
+    EXPECT_FALSE(js(r).as_object().contains("orders"));
+    r = call("POST", "/sandbox/purchases", R"({"store_product_id":10,"count":0,"created_at":"yesterday"})");
+    EXPECT_EQ(r.status, 422);
+    EXPECT_EQ(errors_of(r), (std::vector<std::string>{"Created at is invalid", "Count must be between 1 and 1000"}));
+    r = call("POST", "/sandbox/purchases", R"({"store_product_id":10,"count":1001})");
+    EXPECT_EQ(errors_of(r), std::vector<std::string>{"Count must be between 1 and 1000"});
+}
+
 TEST_F(sandbox_test, ReplaceCommitsOnUploadAndReappliesWatermark)
 {
     const std::string id = uploaded_asset("v1.pdf", "%PDF-v1", "application/pdf", true);

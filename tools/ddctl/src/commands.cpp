@@ -5,6 +5,7 @@
 
 #include "errors.hpp"
 #include "payload.hpp"
+#include "watch.hpp"
 
 #include <digital_delivery/raw_request.hpp>
 #include <digital_delivery/testing/sandbox_probe.hpp>
@@ -680,6 +681,7 @@ void add_api_commands(CLI::App& root, selection& sel)
     endpoint_command(*orders, sel, "downloads", "Show an order's files and their state (GET /orders/{id}/downloads)",
                      "ddctl orders downloads 8d1b...", dd::async_get_order_downloads, downloads_spec, kind::read);
     add_wait_downloads(*orders, sel);
+    add_watch(*orders, sel);
     endpoint_command(*orders, sel, "attach", "Attach assets to an order (POST /orders/{id}/attach_assets)",
                      "ddctl orders attach 8d1b... --asset-ids 3f2a...", dd::async_attach_assets, whole_spec, kind::write);
     endpoint_command(*orders, sel, "detach", "Detach assets from an order (DELETE /orders/{id}/detach_assets)",

@@ -4,6 +4,7 @@
 // ddctl: the Digital Delivery Service from the command line, on the library's
 // public API (docs/cli.md).
 #include "commands.hpp"
+#include "watch.hpp"
 #include "errors.hpp"
 #include "jq_filter.hpp"
 #include "payload.hpp"
@@ -363,6 +364,8 @@ int main(int argc, char** argv)
         s.terminal_in = ::isatty(0) && ::isatty(2);
         s.terminal_err = ::isatty(2);
         s.progress = !g.no_progress;
+        s.profile = cfg.profile;
+        s.key_fingerprint = key_fingerprint(cfg.get("base_url").value, cfg.get("api_key").value);
 
         if (!sel.confirm.empty())
             s.confirm(sel.confirm);

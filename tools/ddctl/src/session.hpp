@@ -36,6 +36,8 @@ struct session
     /// The client's transport, for requests outside the API (the sandbox's
     /// /sandbox/ endpoints); null: none are sent.
     const dd::any_transport* transport = nullptr;
+    std::string profile;          ///< the config profile in use (`orders watch`: one checkpoint per profile and key)
+    std::string key_fingerprint;  ///< 16 hex digits of a hash of the base URL and key, never the key
 
     /// Throws cli_error (stderr line: the diagnostics, exit code by class) when
     /// `ec` is set; with --dry-run, prints the request not sent (and `then`, what

@@ -279,6 +279,10 @@ private:
     response notify_order(const std::string& id, const request& req, time_point now);
     // sandbox
     response purchase(const request& req, time_point now);
+    // One order of a purchase (created_at chosen), as JSON.
+    boost::json::object purchase_one(std::int64_t product, std::optional<std::int64_t> variant, const std::string& email,
+                                     const std::optional<std::string>& customer, const std::string& status,
+                                     time_point created, time_point now);
     response set_financial_status(const std::string& id, const char* status);
     response outbox() const;
     response advance_clock(const request& req, time_point now);

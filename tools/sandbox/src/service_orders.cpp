@@ -608,25 +608,55 @@ response service::purchase(const request& req, time_point now)
     auto fs_ = string_field(*o, "financial_status");
     if (fs_.state == field_state::bad || (fs_.ok() && !valid_financial_status(fs_.value)))
         errors.push_back("Financial status is not included in the list");
+    // Sandbox-only: a chosen created_at (an order that reaches the service
+    // late, or at a day's boundary) and several identical purchases at once.
+    std::optional<time_point> created;
+    auto ca = string_field(*o, "created_at");
+    if (ca.state == field_state::bad || (ca.ok() && !(created = parse_iso8601(ca.value))))
+        errors.push_back("Created at is invalid");
+    auto cnt = int_field(*o, "count");
+    if (cnt.state == field_state::bad || (cnt.ok() && (cnt.value < 1 || cnt.value > 1000)))
+        errors.push_back("Count must be between 1 and 1000");
     if (!errors.empty())
         return errors_response(errors);
+    const std::int64_t count = cnt.ok() ? cnt.value : 1;
+    json::array made;
+    json::object last;
+    for (std::int64_t n = 0; n < count; ++n)
+    {
+        last = purchase_one(sp.value, sv.ok() ? std::optional<std::int64_t>(sv.value) : std::nullopt,
+                            em.ok() ? em.value : std::string(),
+                            cn.ok() && !blank(cn.value) ? std::optional<std::string>(cn.value) : std::nullopt,
+                            fs_.ok() ? fs_.value : std::string("paid"), created.value_or(now), now);
+        if (cnt.ok())
+            made.push_back(last);
+    }
+    json::object out{{"order", std::move(last)}};
+    if (cnt.ok())
+        out["orders"] = std::move(made);
+    return json_response(201, std::move(out));
+}
 
+json::object service::purchase_one(std::int64_t product, std::optional<std::int64_t> variant, const std::string& email,
+                                   const std::optional<std::string>& customer, const std::string& status,
+                                   time_point created, time_point now)
+{
     order ord;
     ord.id = ids_.uuid_v4();
     ord.number = next_order_number_++;
     ord.name = "#" + std::to_string(ord.number);
-    ord.email = em.ok() ? em.value : std::string();
-    if (cn.ok() && !blank(cn.value))
-        ord.customer_name = cn.value;
+    ord.email = email;
+    if (customer)
+        ord.customer_name = *customer;
     else if (!ord.email.empty())
         ord.customer_name = ord.email.substr(0, ord.email.find('@'));
     else
         ord.customer_name = "Customer";
-    ord.financial_status = fs_.ok() ? fs_.value : std::string("paid");
+    ord.financial_status = status;
     ord.total_price = "19.00";
     ord.currency = "USD";
-    ord.created_at = now;
-    ord.items.push_back({sp.value, sv.ok() ? std::optional<std::int64_t>(sv.value) : std::nullopt});
+    ord.created_at = created;
+    ord.items.push_back({product, variant});
     const std::string oid = ord.id;
     order& stored = orders_.emplace(oid, std::move(ord)).first->second;
     const auto delivered = order_entries(stored);  // delivery: assigns licence keys now
@@ -634,7 +664,7 @@ response service::purchase(const request& req, time_point now)
                               [](const entry_ref& r) { return r.dp != nullptr; });
     if (any_dp && !stored.email.empty())
         queue_email("delivery", stored, default_subject, default_body, stored.email, now);
-    return json_response(201, json::object{{"order", order_json(stored)}});
+    return order_json(stored);
 }
 
 response service::set_financial_status(const std::string& id, const char* status)
