@@ -17,6 +17,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <string>
