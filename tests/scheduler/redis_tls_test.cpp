@@ -21,10 +21,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
-#include <stdexcept>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -366,14 +367,15 @@ TEST_F(redis_tls, an_encrypted_client_key_is_refused_without_a_prompt)
     int status = -1;
     for (int waited = 0; waited < 200 && status < 0; ++waited)  // at most 20 s
     {
+        // (once the child has closed the terminal, poll returns at once with
+        // POLLHUP and read fails: wait the 100 ms then)
         pollfd p{master, POLLIN, 0};
-        if (::poll(&p, 1, 100) > 0)
-        {
-            char buf[512];
-            const ssize_t n = ::read(master, buf, sizeof buf);
-            if (n > 0)
-                screen.append(buf, static_cast<std::size_t>(n));
-        }
+        ssize_t n = 0;
+        char buf[512];
+        if (::poll(&p, 1, 100) > 0 && (n = ::read(master, buf, sizeof buf)) > 0)
+            screen.append(buf, static_cast<std::size_t>(n));
+        else if (n < 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
         int st = 0;
         if (::waitpid(child, &st, WNOHANG) == child)
             status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
