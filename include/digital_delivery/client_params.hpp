@@ -54,9 +54,11 @@ struct client_params
     /// (request_options::deadline), counted from the operation's start: it
     /// covers rate-limit waits, every attempt (each attempt's timeout is cut
     /// to what is left) and the backoff between them. Expiry:
-    /// client_errc::deadline_exceeded, or at once
-    /// client_errc::rate_limit_wait_exceeds_deadline when the rate-limit
-    /// points cannot arrive in time. Default 60 s: a server that accepts
+    /// client_errc::deadline_exceeded (also when it cuts an attempt in
+    /// flight), or at once client_errc::rate_limit_wait_exceeds_deadline
+    /// when the rate-limit points cannot arrive in time; an attempt that runs
+    /// out of its own request_timeout first ends with
+    /// client_errc::request_timeout. condition::timeout covers all three. Default 60 s: a server that accepts
     /// connections and never answers costs at most this. Zero: no default
     /// deadline (operations then end by their attempts and retries alone).
     /// Work queued for longer on purpose (a bulk job sending hundreds of

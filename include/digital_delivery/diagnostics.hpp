@@ -55,8 +55,9 @@ struct diagnostics
     /// response field failed to decode and why).
     std::string client_message{};
 
-    /// Attempts made (1 when not retried) and time spent waiting for the rate
-    /// limiter and retry backoff.
+    /// Attempts made (1 when not retried): every sending, the resends after a
+    /// 429 included, so it can exceed retry_params::max_attempts (which does
+    /// not count 429s).
     unsigned attempts = 0;
     std::chrono::milliseconds total_wait{0};  ///< Rate-limiter waits and retry backoff, summed.
 

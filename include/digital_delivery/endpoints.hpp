@@ -72,6 +72,9 @@ struct update_asset : endpoint_defaults
 };
 
 /// Descriptor of `DELETE /assets/{id}`: removes an asset and its stored file.
+/// A 404 answering a retry after an attempt that may have been processed
+/// completes as success, said in diagnostics::client_message
+/// (docs/ambiguous-writes.md).
 struct delete_asset : endpoint_defaults
 {
     static constexpr http_method method = http_method::delete_;  ///< The HTTP method.
@@ -132,6 +135,9 @@ struct update_digital_product : endpoint_defaults
 };
 
 /// Descriptor of `DELETE /digital_products/{id}`: removes a digital product.
+/// A 404 answering a retry after an attempt that may have been processed
+/// completes as success, said in diagnostics::client_message
+/// (docs/ambiguous-writes.md).
 struct delete_digital_product : endpoint_defaults
 {
     static constexpr http_method method = http_method::delete_;  ///< The HTTP method.

@@ -62,6 +62,13 @@ struct otlp_exporter_params
     /// executable's file name ("unknown_service" if it cannot be read).
     std::string service_name{};
 
+    /// The resource attribute `service.version` (the version of the program
+    /// that makes the requests). Default (empty): not sent. The resource also
+    /// carries `telemetry.sdk.name` ("digital_delivery"),
+    /// `telemetry.sdk.language` ("cpp") and `telemetry.sdk.version` (the
+    /// library's version).
+    std::string service_version{};
+
     /// Most spans waiting to be exported; a span that finds the queue full is
     /// dropped and counted (otlp_exporter_stats::dropped_queue_full). Default: 2048.
     std::size_t max_queue_size = 2048;

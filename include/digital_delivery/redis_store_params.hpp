@@ -39,8 +39,9 @@ struct redis_tls_params
     /// server that requires mutual TLS; with `key_file`. Default: empty.
     std::string cert_file{};
 
-    /// PEM file of the client certificate's private key (not encrypted).
-    /// Default: empty.
+    /// PEM file of the client certificate's private key, not encrypted: an
+    /// encrypted key is refused as a configuration error (no passphrase is
+    /// ever asked for). Default: empty.
     std::string key_file{};
 
     /// The name the server's certificate must carry, also sent as SNI.
@@ -51,6 +52,15 @@ struct redis_tls_params
     /// Verify the server's certificate (chain, dates, name). Turning it off
     /// leaves the connection open to anyone in the path. Default: true.
     bool verify = true;
+
+    /// Time limit of the TLS handshake, within the exchange's
+    /// redis_store_params::command_timeout: a server that does not answer
+    /// the handshake (e.g. a plain-text port, which waits for a newline)
+    /// fails with "TLS handshake: no answer within N ms; is this a
+    /// plain-text port?" before the command timeout. Zero: half of
+    /// command_timeout. Longer than command_timeout: command_timeout.
+    /// Default: zero.
+    std::chrono::milliseconds handshake_timeout{0};
 };
 
 /// A host and a port (a sentinel's).

@@ -35,7 +35,8 @@ struct request_options
     std::optional<std::chrono::milliseconds> timeout{};
 
     /// One deadline for the whole operation: rate-limit waits, retry backoff
-    /// and every attempt. Expiry: client_errc::deadline_exceeded, or
+    /// and every attempt. Expiry: client_errc::deadline_exceeded (also when
+    /// it cuts an attempt in flight), or
     /// client_errc::rate_limit_wait_exceeds_deadline when the points cannot
     /// arrive in time (known at once, nothing is sent).
     std::optional<std::chrono::steady_clock::time_point> deadline{};

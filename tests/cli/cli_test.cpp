@@ -594,8 +594,13 @@ TEST(cli_output, jq_picks_fields_and_tables_take_columns)
         std::vector<std::string> row{std::istream_iterator<std::string>(cells), std::istream_iterator<std::string>()};
         EXPECT_EQ(row, (std::vector<std::string>{id_of(o), std::string(o.at("financial_status").as_string()), "-"})) << table.out;
     }
-    ASSERT_TRUE(std::getline(lines, line));
-    EXPECT_EQ(line, "(page 1 of 1, 3 in all: --page N or --all for more)");
+    // stdout holds the rows alone (what awk reads); what is said of the list goes to stderr
+    EXPECT_FALSE(std::getline(lines, line)) << "a line after the rows: " << line;
+    EXPECT_EQ(table.err, "ddctl: (page 1 of 1, 3 in all: --page N or --all for more)\n");
+    auto none = e.run({"orders", "list", "--page", "9", "--columns", "id", "--no-headers"});
+    EXPECT_OK(none);
+    EXPECT_EQ(none.out, "");
+    EXPECT_EQ(none.err, "ddctl: no orders on page 9 (3 in all, 1 page)\n");
     auto headed = e.run({"orders", "list", "--columns", "email"});
     EXPECT_EQ(headed.out.rfind("EMAIL\n", 0), 0u) << headed.out;
 }
@@ -944,6 +949,71 @@ TEST(cli_exit_codes, the_transports_timeouts_are_transport_failures)
     EXPECT_EQ(ddctl::exit_code_for(dd::make_error_code(dd::api_errc::rate_limited)), 6);
 }
 
+// A server that accepts connections and never answers: --timeout passes with
+// the request in flight, and that is the deadline (exit 6), not a transport
+// failure (the library completes with deadline_exceeded).
+TEST(cli_exit_codes, timeout_against_a_silent_server_is_the_deadline)
+{
+    cli_env e;
+    listener silent;
+    std::vector<int> held;
+    std::thread peer([&] { accept_each(silent, [&](int c) { held.push_back(c); }); });  // reads nothing, answers nothing
+    const std::string url = "http://127.0.0.1:" + std::to_string(silent.port) + "/api/v1/external";
+    auto r = e.run({"--timeout", "1", "orders", "list"}, {{"DIGITAL_DELIVERY_BASE_URL", url}});
+    EXPECT_EQ(r.status, 6) << r.err;
+    EXPECT_NE(r.err.find("deadline passed"), std::string::npos) << r.err;
+    auto j = e.run({"--timeout", "0.5", "-o", "json", "orders", "get", "x"}, {{"DIGITAL_DELIVERY_BASE_URL", url}});
+    EXPECT_EQ(j.status, 6) << j.err;
+    EXPECT_EQ(json::parse(j.err).at("error").at("code"), 6) << j.err;
+    ::shutdown(silent.fd, SHUT_RDWR);  // accept() returns
+    peer.join();
+    EXPECT_FALSE(held.empty()) << "ddctl never connected";
+    for (int c : held)
+        ::close(c);
+}
+
+// With --output json, stderr is JSON lines throughout: each retry notice one
+// line, then the error (a server that closes every connection at once).
+TEST(cli_exit_codes, with_output_json_retry_notices_are_json_lines)
+{
+    cli_env e;
+    listener closing;
+    std::thread peer([&] { accept_each(closing, [](int c) { ::close(c); }); });
+    const std::string url = "http://127.0.0.1:" + std::to_string(closing.port) + "/api/v1/external";
+    auto r = e.run({"-o", "json", "--timeout", "20", "orders", "list"}, {{"DIGITAL_DELIVERY_BASE_URL", url}});
+    // without --output json, the same notices are lines of text
+    auto plain = e.run({"--timeout", "20", "orders", "list"}, {{"DIGITAL_DELIVERY_BASE_URL", url}});
+    ::shutdown(closing.fd, SHUT_RDWR);
+    peer.join();
+    EXPECT_NE(r.status, 0);
+    std::istringstream in(r.err);
+    int retries = 0, errors = 0, lines = 0;
+    for (std::string l; std::getline(in, l); ++lines)
+    {
+        boost::system::error_code ec;
+        const json::value v = json::parse(l, ec);
+        ASSERT_FALSE(ec) << "not JSON: " << l;
+        if (const auto* n = v.as_object().if_contains("notice"))
+        {
+            EXPECT_NE(n->at("message").as_string().size(), 0u) << l;
+            if (n->at("kind") == "retry")
+            {
+                ++retries;
+                EXPECT_EQ(n->at("method"), "GET") << l;
+                EXPECT_NE(std::string(n->at("path").as_string()).find("/orders"), std::string::npos) << l;
+                EXPECT_TRUE(n->at("delay_s").is_double()) << l;
+            }
+        }
+        else
+            errors += v.as_object().contains("error") ? 1 : 0;
+    }
+    EXPECT_GE(retries, 1) << r.err;
+    EXPECT_EQ(errors, 1) << r.err;
+    EXPECT_EQ(lines, retries + errors) << r.err;
+    EXPECT_NE(plain.err.find("ddctl: GET "), std::string::npos) << plain.err;
+    EXPECT_NE(plain.err.find("retrying in"), std::string::npos) << plain.err;
+}
+
 TEST(cli_exit_codes, with_output_json_an_error_is_one_json_object)
 {
     cli_env e;
@@ -1241,6 +1311,31 @@ TEST(cli_config, set_and_init_write_a_private_file_atomically)
     EXPECT_EQ(slurp(other).find("[r]"), std::string::npos);
 }
 
+// `config set` takes a rediss:// store (as --rate-limit-store does), and
+// writes through a config file that is a symbolic link: the link stays, the
+// file it names gets the value.
+TEST(cli_config, set_takes_rediss_and_writes_through_a_symbolic_link)
+{
+    cli_env e;
+    const std::map<std::string, std::string> no_env{{"DIGITAL_DELIVERY_BASE_URL", ""}, {"DIGITAL_DELIVERY_API_KEY", ""}};
+    const fs::path dots = e.home.path / "dotfiles", real = dots / "ddctl-config", dir = e.home.path / "ddctl",
+                   link = dir / "config";
+    fs::create_directories(dots);
+    fs::create_directories(dir);
+    std::ofstream(real) << "[default]\nbase_url = http://127.0.0.1:1/api/v1/external\n";
+    fs::create_symlink(fs::relative(real, dir), link);
+    const std::string url = "rediss://cache.internal:6380/0?ca_file=/etc/ssl/ca.pem";
+    auto set = e.run({"config", "set", "rate_limit_store", url}, no_env);
+    EXPECT_OK(set);
+    EXPECT_TRUE(fs::is_symlink(link)) << "the link was replaced by a plain file";
+    EXPECT_NE(slurp(real).find("rate_limit_store = " + url + "\n"), std::string::npos) << slurp(real);
+    EXPECT_EQ(fs::status(real).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+    EXPECT_EQ(std::distance(fs::directory_iterator(dots), fs::directory_iterator()), 1) << "a temporary file left";
+    auto shown = e.run({"config", "show"}, no_env);
+    EXPECT_NE(shown.out.find(url), std::string::npos) << shown.out;
+    EXPECT_EQ(e.run({"config", "set", "rate_limit_store", "memcached://x"}, no_env).status, 2);
+}
+
 TEST(cli_config, init_does_not_echo_the_key_on_a_terminal)
 {
     cli_env e;
@@ -1284,6 +1379,7 @@ TEST(cli_help, every_subcommand_has_help_with_an_example)
     EXPECT_EQ(version.out.rfind("ddctl " DIGITAL_DELIVERY_VERSION_STRING " (digital_delivery " DIGITAL_DELIVERY_VERSION_STRING, 0), 0u)
         << version.out;
     EXPECT_NE(version.out.find(", Boost 1."), std::string::npos) << version.out;
+    EXPECT_EQ(std::count(version.out.begin(), version.out.end(), '\n'), 1) << "one line, no blank one: " << version.out;
     for (auto c : commands)
     {
         c.push_back("--help");
@@ -1317,11 +1413,13 @@ TEST(cli_help, every_subcommand_has_help_with_an_example)
     EXPECT_EQ(e.run({"__complete", "assets", "create", "--name"}).out, "");
 }
 
-/// Runs `script` in `shell` (-c) with ddctl's directory first on PATH; its stdout.
-std::string shell_output(const std::string& shell, const std::string& script)
+/// Runs `script` in `shell` (-c; else `script` is the arguments) with ddctl's
+/// directory first on PATH, in `cwd` (empty: here); its stdout.
+std::string shell_output(const std::string& shell, const std::string& script, bool dash_c = true, const std::string& cwd = {})
 {
     const std::string dir = fs::path(DDCTL_EXE).parent_path().string();
-    const std::string cmd = "PATH='" + dir + "':\"$PATH\" " + shell + " -c '" + script + "' 2>&1";
+    const std::string cmd = (cwd.empty() ? std::string() : "cd '" + cwd + "' && ") + "PATH='" + dir + "':\"$PATH\" " +
+                            shell + (dash_c ? " -c '" + script + "'" : " " + script) + " 2>&1";
     std::string out;
     FILE* p = ::popen(cmd.c_str(), "r");
     for (std::array<char, 4096> chunk{}; p;)
@@ -1336,25 +1434,84 @@ std::string shell_output(const std::string& shell, const std::string& script)
     return out;
 }
 
+/// What zsh's own completion system (compinit, the script installed as
+/// _ddctl on fpath, _files) offers for each of `lines` and a Tab, typed in an
+/// interactive zsh on a pseudo-terminal (tests/cli/zsh_complete.zsh), in
+/// `dir`: each line's matches, sorted, one per line.
+std::vector<std::string> zsh_matches(const std::vector<std::string>& lines, const fs::path& dir = fs::temp_directory_path())
+{
+    std::string args = "-f " DDCTL_ZSH_COMPLETE " " DDCTL_COMPLETION_DIR;
+    for (const auto& l : lines)
+        args += " '" + l + "'";
+    const std::string out = shell_output("zsh", args, false, dir.string());
+    std::vector<std::string> r(1);
+    std::istringstream in(out);
+    for (std::string l; std::getline(in, l);)
+        if (l == "::done::")
+            r.emplace_back();
+        else
+            r.back() += l + "\n";
+    r.pop_back();
+    EXPECT_EQ(r.size(), lines.size()) << out;
+    r.resize(lines.size());
+    return r;
+}
+
 TEST(cli_help, zsh_completes_commands_options_and_values)
 {
     if (::access("/usr/bin/zsh", X_OK) != 0 && ::access("/bin/zsh", X_OK) != 0)
         GTEST_SKIP() << "zsh is not installed";
-    // compsys itself needs an interactive shell: compadd and _files stand in,
-    // printing what the script offers
-    auto complete = [](const std::string& words, int current) {
-        return shell_output("zsh", "compdef() { :; }; compadd() { [[ $1 == -a ]] && print -l -- ${(P)2}; }; "
-                                   "_files() { print FILES; }; source " DDCTL_COMPLETION_DIR "/ddctl.zsh; "
-                                   "words=(ddctl " + words + "); CURRENT=" + std::to_string(current) + "; _ddctl");
+    // the matches zsh offers (filtered by the prefix, as typed)
+    const auto m = zsh_matches({"ddctl orders wa", "ddctl orders list --st", "ddctl orders list --status pa"});
+    EXPECT_EQ(m[0], "wait-downloads\n");
+    EXPECT_EQ(m[1], "--status\n--store-product-id\n");
+    EXPECT_EQ(m[2], "paid\npartially_paid\npartially_refunded\n");
+}
+
+// A positional FILE (`ddctl assets upload <Tab>`, `ddctl assets replace ID
+// <Tab>`): file names, in real bash, zsh (compinit) and fish; options still
+// after a `-`, and no file names where the argument is no file (an id).
+TEST(cli_help, a_positional_file_completes_as_a_file_name_in_bash_zsh_and_fish)
+{
+    temp_dir d;
+    std::ofstream(d.path / "manual-v2.pdf") << "x";
+    std::ofstream(d.path / "notes.txt") << "x";
+    const std::string cwd = d.path.string();
+    // bash: the script's function, as readline calls it (COMP_WORDS, COMP_CWORD)
+    auto bash = [&](const std::string& words, int cword) {
+        return shell_output("bash", "source " DDCTL_COMPLETION "; COMP_WORDS=(ddctl " + words + "); COMP_CWORD=" +
+                                        std::to_string(cword) + "; _ddctl; printf \"%s\\n\" \"${COMPREPLY[@]}\" | sort",
+                            true, cwd);
     };
-    // compadd filters by the prefix: the script offers every candidate
-    EXPECT_NE(complete("orders wa", 3).find("wait-downloads\n"), std::string::npos);
-    EXPECT_NE(complete("orders list --st", 4).find("--status\n"), std::string::npos);
-    const std::string values = complete("orders list --status pa", 5);
-    EXPECT_NE(values.find("paid\n"), std::string::npos) << values;
-    EXPECT_NE(values.find("partially_refunded\n"), std::string::npos) << values;
-    EXPECT_EQ(values.find("--"), std::string::npos) << values;  // values only
-    EXPECT_EQ(complete("assets upload --name x", 5), "FILES\n");  // a free value: file names
+    EXPECT_EQ(bash("assets upload \"\"", 3), "manual-v2.pdf\nnotes.txt\n");
+    EXPECT_EQ(bash("assets upload ma", 3), "manual-v2.pdf\n");
+    EXPECT_EQ(bash("assets replace 3f2a ma", 4), "manual-v2.pdf\n");
+    EXPECT_NE(bash("assets upload --wa", 3).find("--watermark-asset"), std::string::npos);
+    EXPECT_EQ(bash("assets upload manual-v2.pdf --name x \"\"", 6).find("notes.txt"), std::string::npos)
+        << "FILE given: no second file";
+    EXPECT_EQ(bash("orders get \"\"", 3).find("notes.txt"), std::string::npos) << "an id is no file";
+
+    if (::access("/usr/bin/zsh", X_OK) == 0 || ::access("/bin/zsh", X_OK) == 0)
+    {
+        const auto m = zsh_matches({"ddctl assets upload ", "ddctl assets replace 3f2a ma", "ddctl assets upload --wa"}, d.path);
+        EXPECT_EQ(m[0], "manual-v2.pdf\nnotes.txt\n");
+        EXPECT_EQ(m[1], "manual-v2.pdf\n");
+        EXPECT_EQ(m[2], "--watermark-asset\n");
+    }
+    else
+        ADD_FAILURE() << "zsh is not installed (tests/install_deps.sh installs it)";
+
+    if (::access("/usr/bin/fish", X_OK) == 0 || ::access("/bin/fish", X_OK) == 0)
+    {
+        auto fish = [&](const std::string& line) {
+            return shell_output("fish", "source " DDCTL_COMPLETION_DIR "/ddctl.fish; complete -C \"" + line + "\"", true, cwd);
+        };
+        EXPECT_EQ(fish("ddctl assets upload "), "manual-v2.pdf\nnotes.txt\n");
+        EXPECT_EQ(fish("ddctl assets replace 3f2a ma"), "manual-v2.pdf\n");
+        EXPECT_NE(fish("ddctl assets upload --wa").find("--watermark-asset"), std::string::npos);
+    }
+    else
+        ADD_FAILURE() << "fish is not installed (tests/install_deps.sh installs it)";
 }
 
 TEST(cli_help, fish_completes_commands_options_and_values)
@@ -1452,6 +1609,31 @@ bool has_span(const std::vector<std::tuple<std::string, std::string, std::string
               const std::string& name)
 {
     return std::any_of(spans.begin(), spans.end(), [&](const auto& s) { return std::get<0>(s) == service && std::get<1>(s) == name; });
+}
+
+// TRACEPARENT / TRACESTATE in the environment: the command's operation span
+// is a child of the script's span, in its trace; a malformed TRACEPARENT is
+// said and ignored.
+TEST(cli_trace, traceparent_in_the_environment_is_the_parent)
+{
+    cli_env e({"--no-rate-limit", "--seed-orders", "1"});
+    const fs::path file = e.home.path / "spans.jsonl";
+    const std::string trace = "4bf92f3577b34da6a3ce929d0e0e4736", span = "00f067aa0ba902b7";
+    auto got = e.run({"orders", "list", "-o", "json", "--trace", file.string()},
+                     {{"TRACEPARENT", "00-" + trace + "-" + span + "-01"}, {"TRACESTATE", "vendor=x"}});
+    EXPECT_OK(got);
+    const std::string text = slurp(file);
+    const auto spans = spans_in(text);
+    ASSERT_TRUE(has_span(spans, "ddctl", "list_orders")) << text;
+    for (const auto& s : spans)
+        if (std::get<1>(s) == "list_orders")
+            EXPECT_EQ(std::get<2>(s), span) << text;
+    EXPECT_NE(text.find("\"traceId\":\"" + trace + "\""), std::string::npos) << text;
+
+    auto bad = e.run({"orders", "list", "-o", "json"}, {{"TRACEPARENT", "not-a-traceparent"}});
+    EXPECT_OK(bad);
+    EXPECT_NE(bad.err.find("TRACEPARENT is not a W3C traceparent"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("\"notice\""), std::string::npos) << "with -o json, a JSON line: " << bad.err;
 }
 
 TEST(cli_trace, trace_writes_the_commands_spans_to_a_file)

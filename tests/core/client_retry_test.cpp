@@ -182,6 +182,47 @@ TEST_F(retry_test, a_write_that_was_never_sent_is_retried)
     EXPECT_EQ(fake->requests().size(), 2u);
 }
 
+// A DELETE whose answer was lost is retried; the retry's 404 says that the
+// first attempt deleted it: success, said in the diagnostics. A 404 with no
+// earlier attempt that may have been processed stays asset_not_found.
+TEST_F(retry_test, a_retried_deletes_404_after_a_lost_answer_is_success)
+{
+    auto c = make_client();
+    const std::string gone = R"({"error":"Asset not found"})";
+    fake->expect(dd::http_method::delete_, "/api/v1/external/assets/a1").fail(dd::client_errc::connection_closed);
+    fake->expect(dd::http_method::delete_, "/api/v1/external/assets/a1").respond(404, gone);
+    auto [ec] = run([&](auto t) { return dd::async_delete_asset(c, "a1", diag, t); });
+    EXPECT_FALSE(ec) << ec.message() << " " << diag.to_string();
+    EXPECT_EQ(diag.attempts, 2u);
+    EXPECT_NE(diag.client_message.find("answered 404 after attempt 1"), std::string::npos) << diag.client_message;
+    EXPECT_TRUE(fake->done());
+
+    // After a 5xx too (the server may have done the work), for a digital product.
+    fake->expect_any().respond(503, "busy");
+    fake->expect_any().respond(404, R"({"error":"Digital product not found"})");
+    auto [ec2] = run([&](auto t) { return dd::async_delete_digital_product(c, "d1", diag, t); });
+    EXPECT_FALSE(ec2) << ec2.message() << " " << diag.to_string();
+
+    // The first answer is a 404: the asset never existed (or is long gone).
+    fake->expect_any().respond(404, gone);
+    auto [ec3] = run([&](auto t) { return dd::async_delete_asset(c, "a1", diag, t); });
+    EXPECT_EQ(ec3, dd::api_errc::asset_not_found);
+    // The first attempt never left (refused connection): the 404 is the answer.
+    fake->expect_any().fail(asio::error::connection_refused);
+    fake->expect_any().respond(404, gone);
+    auto [ec4] = run([&](auto t) { return dd::async_delete_asset(c, "a1", diag, t); });
+    EXPECT_EQ(ec4, dd::api_errc::asset_not_found);
+    // A DELETE whose path names the order, not what it removes: a 404 is an error.
+    fake->expect_any().fail(dd::client_errc::connection_closed);
+    fake->expect_any().respond(404, R"({"error":"Order not found"})");
+    const std::string ids[] = {"a1"};
+    dd::asset_ids_request detach;
+    detach.asset_ids = ids;
+    auto [ec5, r5] = run([&](auto t) { return dd::async_detach_assets(c, "o1", detach, diag, t); });
+    EXPECT_EQ(ec5, dd::api_errc::order_not_found);
+    EXPECT_TRUE(fake->done());
+}
+
 // A GET is idempotent, and still a 501 or a 505 is sent once: the server
 // says it will never serve it.
 TEST_F(retry_test, not_implemented_and_version_not_supported_are_not_retried)
@@ -239,8 +280,10 @@ TEST_F(retry_test, deadline_bounds_a_hanging_attempt)
     EXPECT_FALSE(done) << "gave up before the deadline";
     vc.run_for(ioc, 1ms, 1ms);
     ASSERT_TRUE(done) << "still waiting after the deadline";
-    EXPECT_TRUE(ec == dd::client_errc::request_timeout || ec == dd::client_errc::deadline_exceeded) << ec.message();
+    // The deadline cut the attempt in flight: one answer, deadline_exceeded.
+    EXPECT_EQ(ec, dd::client_errc::deadline_exceeded) << ec.message();
     EXPECT_EQ(ec, dd::condition::timeout);
+    EXPECT_NE(diag.client_message.find("deadline passed during attempt 1"), std::string::npos) << diag.client_message;
     ASSERT_EQ(fake->requests().size(), 1u);
     EXPECT_EQ(fake->requests()[0].timeout, 60ms) << "the attempt gets what is left of the deadline";
 }
@@ -263,6 +306,8 @@ TEST_F(retry_test, a_silent_server_costs_the_default_operation_timeout_at_most)
     EXPECT_FALSE(done) << "gave up before the attempt's timeout";
     vc.run_for(ioc, 30'100ms, 100ms);
     ASSERT_TRUE(done) << "still waiting after the default deadline";
+    // The attempt ran out of its own 30 s (the deadline was further away).
+    EXPECT_EQ(ec, dd::client_errc::request_timeout) << ec.message();
     EXPECT_EQ(ec, dd::condition::timeout) << ec.message();
     ASSERT_EQ(fake->requests().size(), 1u);
     EXPECT_EQ(fake->requests()[0].timeout, 30s);
@@ -274,6 +319,7 @@ TEST_F(retry_test, the_default_deadline_cuts_the_attempt_timeout)
     auto c = make_client({}, {}, 10s);
     fake->expect_any().hang();
     auto [ec, o] = run_in_virtual_time([&](auto t) { return dd::async_get_order(c, "o1", diag, t); });
+    EXPECT_EQ(ec, dd::client_errc::deadline_exceeded) << ec.message();
     EXPECT_EQ(ec, dd::condition::timeout) << ec.message();
     ASSERT_EQ(fake->requests().size(), 1u);
     EXPECT_EQ(fake->requests()[0].timeout, 10s);

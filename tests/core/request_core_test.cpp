@@ -199,10 +199,11 @@ TEST(request_core, the_deadline_bounds_attempts_and_retries)
     auto a = core.granted(ok, t0 + 1500ms);
     ASSERT_EQ(a.what, kind::send);
     EXPECT_EQ(a.duration, 500ms) << "the attempt's time limit never passes the deadline";
-    // A retry that cannot end before the deadline is not made.
+    // A retry that cannot end before the deadline is not made; the attempt
+    // the deadline cut timed out: the operation's deadline passed.
     a = core.responded(make_error_code(dd::client_errc::request_timeout), ok, status(0), t0 + 1990ms);
     EXPECT_EQ(a.what, kind::complete);
-    EXPECT_EQ(a.ec, dd::client_errc::request_timeout);
+    EXPECT_EQ(a.ec, dd::client_errc::deadline_exceeded);
     EXPECT_EQ(a.limiter, limiter_step::attempt_over);
     ASSERT_TRUE(core.retry());
     EXPECT_EQ(core.retry()->stats().last_reason, dd::detail::retry_reason::deadline);
@@ -212,6 +213,38 @@ TEST(request_core, the_deadline_bounds_attempts_and_retries)
     late.s.deadline = t0 - 1ms;
     auto l = late.make();
     EXPECT_FALSE(l.started(t0).try_now);
+}
+
+// One answer for a passed deadline: an attempt whose time limit the deadline
+// cut ends with deadline_exceeded (said in the diagnostics), while an attempt
+// that ran out of its own time limit stays request_timeout.
+TEST(request_core, a_request_timeout_cut_by_the_deadline_is_deadline_exceeded)
+{
+    setup_builder b;
+    b.retry.enabled = false;
+    b.s.deadline = t0 + 5s;  // shorter than the attempt's 30 s
+    auto core = sending(b);
+    auto a = core.responded(make_error_code(dd::client_errc::request_timeout), ok, status(0), t0 + 5s);
+    expect_complete(a, dd::client_errc::deadline_exceeded, limiter_step::attempt_over, true);
+    dd::diagnostics d;
+    d.client_message = "the transport's explanation";
+    core.record(d);
+    EXPECT_EQ(d.attempts, 1u);
+    EXPECT_NE(d.client_message.find("deadline passed during attempt 1"), std::string::npos) << d.client_message;
+    EXPECT_NE(d.client_message.find("5000 ms"), std::string::npos) << d.client_message;
+    EXPECT_TRUE(dd::error_code(dd::client_errc::deadline_exceeded) == dd::condition::timeout);
+
+    // The attempt's own limit (2 s, the deadline 60 s away): request_timeout.
+    setup_builder own;
+    own.retry.enabled = false;
+    own.s.timeout = 2s;
+    own.s.operation_timeout = 60s;
+    auto core2 = sending(own);
+    a = core2.responded(make_error_code(dd::client_errc::request_timeout), ok, status(0), t0 + 2s);
+    expect_complete(a, dd::client_errc::request_timeout, limiter_step::attempt_over, true);
+    dd::diagnostics d2;
+    core2.record(d2);
+    EXPECT_TRUE(d2.client_message.empty()) << d2.client_message;
 }
 
 TEST(request_core, cancellation_during_the_backoff)

@@ -21,15 +21,22 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "redis_exchange.hpp"
@@ -101,6 +108,8 @@ struct pki
             " -startdate 20200101000000Z -enddate 20200201000000Z -extfile server.ext",
             "openssl req" + key + " -keyout client.key -out client.csr -subj /CN=dd-test-client",
             "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 30 -extfile client.ext",
+            // The same key, encrypted with a passphrase.
+            "openssl pkey -in client.key -aes256 -passout pass:dd-test-passphrase -out client-encrypted.key",
         };
         for (const auto& s : steps)
             if (std::system(("cd " + dir + " && " + s + " >/dev/null 2>&1").c_str()) != 0)
@@ -170,6 +179,54 @@ public:
 
 private:
     dd_test::server_process proc_;
+};
+
+// A scripted TCP peer on 127.0.0.1 (port 0): accepts connections; with an
+// `answer`, sends it once the client's first bytes arrive (a plain-text
+// server answering a ClientHello); without one, never answers.
+class scripted_peer
+{
+public:
+    explicit scripted_peer(std::string answer = {}) : answer_(std::move(answer))
+    {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 8) != 0 ||
+            ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+            throw std::runtime_error("cannot listen on 127.0.0.1");
+        port_ = ntohs(a.sin_port);
+        thread_ = std::thread([this] {
+            for (;;)
+            {
+                const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+                if (c < 0)
+                    return;
+                held_.push_back(c);
+                char buf[4096];
+                if (!answer_.empty() && ::read(c, buf, sizeof buf) > 0)
+                    (void)::send(c, answer_.data(), answer_.size(), MSG_NOSIGNAL);
+            }
+        });
+    }
+    ~scripted_peer()
+    {
+        ::shutdown(fd_, SHUT_RDWR);  // accept() returns
+        thread_.join();
+        ::close(fd_);
+        for (int c : held_)
+            ::close(c);
+    }
+    unsigned short port() const { return port_; }
+
+private:
+    std::string answer_;
+    int fd_ = -1;
+    unsigned short port_ = 0;
+    std::vector<int> held_;
+    std::thread thread_;
 };
 
 class redis_tls : public ::testing::Test
@@ -277,6 +334,95 @@ TEST_F(redis_tls, mutual_tls_required_serves_with_a_client_certificate_and_refus
     EXPECT_FALSE(r.reply);
     EXPECT_TRUE(r.misconfigured);
     EXPECT_NE(r.why.find("TLS: cannot load key_file " + rp.tls.key_file), std::string::npos) << r.why;
+}
+
+// An encrypted client key is refused as a configuration error, with no
+// passphrase prompt: without a terminal, and with one (a child process whose
+// controlling terminal is a pty: OpenSSL's own prompt would appear there and
+// block on reading it).
+TEST_F(redis_tls, an_encrypted_client_key_is_refused_without_a_prompt)
+{
+    tls_redis server("server.crt", true);
+    auto rp = tls_params(server.port());
+    rp.tls.cert_file = test_pki().f("client.crt");
+    rp.tls.key_file = test_pki().f("client-encrypted.key");
+    const auto expect_refused = [&](const redis_exchange_result& r) {
+        EXPECT_FALSE(r.reply);
+        EXPECT_TRUE(r.misconfigured) << r.why;
+        EXPECT_NE(r.why.find("TLS: cannot load key_file " + rp.tls.key_file + ": the key is encrypted"), std::string::npos)
+            << r.why;
+    };
+    expect_refused(take_one(rp));
+
+    int master = -1;
+    const pid_t child = ::forkpty(&master, nullptr, nullptr, nullptr);
+    ASSERT_GE(child, 0) << "forkpty";
+    if (child == 0)
+    {
+        const auto r = take_one(rp);
+        const bool ok = !r.reply && r.misconfigured && r.why.find("the key is encrypted") != std::string::npos;
+        ::_exit(ok ? 0 : 1);
+    }
+    std::string screen;
+    int status = -1;
+    for (int waited = 0; waited < 200 && status < 0; ++waited)  // at most 20 s
+    {
+        // (once the child has closed the terminal, poll returns at once with
+        // POLLHUP and read fails: wait the 100 ms then)
+        pollfd p{master, POLLIN, 0};
+        ssize_t n = 0;
+        char buf[512];
+        if (::poll(&p, 1, 100) > 0 && (n = ::read(master, buf, sizeof buf)) > 0)
+            screen.append(buf, static_cast<std::size_t>(n));
+        else if (n < 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        int st = 0;
+        if (::waitpid(child, &st, WNOHANG) == child)
+            status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    }
+    if (status < 0)
+    {
+        ::kill(child, SIGKILL);
+        ::waitpid(child, nullptr, 0);
+    }
+    ::close(master);
+    EXPECT_EQ(screen.find("pass phrase"), std::string::npos) << "prompted on the terminal: " << screen;
+    EXPECT_EQ(status, 0) << "the child with a terminal did not end refused (blocked on a prompt?): " << screen;
+}
+
+// TLS to a port that speaks plain text: a server that answers nothing (a
+// plain-text Redis waits for a newline) fails on the handshake's own time
+// limit, shorter than command_timeout, saying so; a server that answers in
+// plain text (-ERR) is reported at once as such.
+TEST_F(redis_tls, tls_to_a_plain_text_port_says_so)
+{
+    scripted_peer silent;
+    auto rp = tls_params(silent.port());  // command_timeout 5 s
+    rp.tls.handshake_timeout = 300ms;
+    auto r = take_one(rp);
+    EXPECT_FALSE(r.reply);
+    EXPECT_NE(r.why.find("TLS handshake: no answer within 300 ms; is this a plain-text port?"), std::string::npos) << r.why;
+    EXPECT_EQ(r.why.find("command_timeout"), std::string::npos) << r.why;
+    // The default: half of command_timeout.
+    rp.tls.handshake_timeout = 0ms;
+    rp.command_timeout = 600ms;
+    r = take_one(rp);
+    EXPECT_NE(r.why.find("TLS handshake: no answer within 300 ms"), std::string::npos) << r.why;
+
+    scripted_peer plain("-ERR unknown command\r\n");
+    r = take_one(tls_params(plain.port()));
+    EXPECT_FALSE(r.reply);
+    EXPECT_TRUE(r.misconfigured) << r.why;
+    EXPECT_NE(r.why.find("the server answered in plain text (\"-ERR "), std::string::npos) << r.why;
+    EXPECT_NE(r.why.find("is this a plain-text port?"), std::string::npos) << r.why;
+
+    // A real plain-text Redis: one way or the other, the message says so.
+    dd_test::redis_server real;
+    rp = tls_params(real.port());
+    rp.tls.handshake_timeout = 1s;
+    r = take_one(rp);
+    EXPECT_FALSE(r.reply);
+    EXPECT_NE(r.why.find("is this a plain-text port?"), std::string::npos) << r.why;
 }
 
 TEST_F(redis_tls, stunnel_in_front_of_a_plain_redis_with_auth)

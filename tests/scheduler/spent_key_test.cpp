@@ -235,6 +235,40 @@ TEST(spent_key, two_hundred_operations_on_a_spent_key_from_four_threads)
         << server->refused() << " 429s, " << server->in_flight_at_first_429() << " in flight at the first";
 }
 
+// The probe itself: the 200-operation tests above pass without it (every
+// request is in flight when the first 429 comes back). Twenty GETs started at
+// once on a spent key: with rate_limit_params::probe_first (the default) one
+// goes first and only it is refused; without the probe, all twenty are sent
+// on the client's full bucket and refused (the control: this test can fail).
+TEST(spent_key, the_probe_costs_one_429_before_the_balance_is_known)
+{
+    for (const bool probe : {true, false})
+    {
+        SCOPED_TRACE(probe ? "probe_first" : "no probe");
+        asio::io_context ioc;
+        dd::testing::virtual_clock vc;
+        auto server = std::make_shared<bucket_server>(ioc.get_executor(), 40, 2s, 0.0, 50ms);
+        auto params = spent_key_params(key_of_test(probe ? "-probe" : "-no-probe"));
+        params.rate_limit.probe_first = probe;
+        dd::client c(server, std::move(params));
+        std::atomic<int> done{0}, failed{0};
+        for (int i = 0; i < 20; ++i)
+            dd::async_get_order(c, "o1", [&](dd::error_code ec, dd::order) {
+                failed += ec ? 1 : 0;
+                ++done;
+            });
+        ASSERT_TRUE(vc.run_until(ioc, [&] { return done == 20; }, 10min, 10ms));
+        EXPECT_EQ(failed, 0);
+        if (probe)
+        {
+            EXPECT_EQ(server->refused(), 1) << "more than the probe refused";
+            EXPECT_EQ(server->in_flight_at_first_429(), 1) << "the probe was not alone";
+        }
+        else
+            EXPECT_GT(server->refused(), 1) << "without the probe, the spent key should cost more than one 429";
+    }
+}
+
 namespace spent_key_tests {
 
 // A server that refuses everything with Retry-After: 60 for `n` requests.

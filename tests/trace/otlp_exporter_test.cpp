@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -139,6 +140,31 @@ TEST(otlp_json, encodes_a_request_by_the_otlp_json_mapping)
     EXPECT_EQ(ev.at("name"), "upload.progress");
     EXPECT_EQ(ev.at("timeUnixNano"), "1764288000124456789");
     EXPECT_EQ(ev.at("attributes").at(0).at("value").at("intValue"), "4096");
+}
+
+// The resource carries what OpenTelemetry's SDKs set: telemetry.sdk.*, and
+// service.version when it is known (service.name stays first).
+TEST(otlp_json, the_resource_names_the_sdk_and_the_service_version)
+{
+    const std::vector<dd::span_data> spans{make_span(1)};
+    auto attributes = [&](const dd::detail::otlp_resource& r) {
+        std::map<std::string, std::string> m;
+        const json::value v = json::parse(dd::detail::encode_otlp_json(spans, r));
+        const auto& a = v.at("resourceSpans").at(0).at("resource").at("attributes").as_array();
+        EXPECT_EQ(a.at(0).at("key"), "service.name");
+        for (const auto& kv : a)
+            m[std::string(kv.at("key").as_string())] = std::string(kv.at("value").at("stringValue").as_string());
+        return m;
+    };
+    auto m = attributes({"checkout", "digital_delivery", "0.1.0", "2.4.1"});
+    EXPECT_EQ(m["service.name"], "checkout");
+    EXPECT_EQ(m["service.version"], "2.4.1");
+    EXPECT_EQ(m["telemetry.sdk.name"], "digital_delivery");
+    EXPECT_EQ(m["telemetry.sdk.language"], "cpp");
+    EXPECT_EQ(m["telemetry.sdk.version"], "0.1.0");
+    m = attributes({"checkout", "digital_delivery", "0.1.0"});
+    EXPECT_EQ(m.count("service.version"), 0u) << "not known: not sent";
+    EXPECT_EQ(m.size(), 4u);
 }
 
 TEST(otlp_json, outcomes_of_a_post_follow_otlp_http)

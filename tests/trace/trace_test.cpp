@@ -17,6 +17,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -639,7 +640,14 @@ TEST_F(trace_test, a_failure_is_an_error_on_the_attempt_and_the_operation)
     {
         EXPECT_EQ(s.status, dd::span_status::error) << s.name;
         EXPECT_EQ(str_attr(s, "error.type"), "order_not_found") << s.name;
+        // The CLIENT span's status code (404) says why: no description there
+        // (the HTTP conventions); the operation's span has one.
+        if (s.kind == dd::span_kind::client)
+            EXPECT_EQ(s.status_message, "") << s.name;
+        else
+            EXPECT_NE(s.status_message, "") << s.name;
     }
+    EXPECT_TRUE(std::any_of(tr->spans.begin(), tr->spans.end(), [](const auto& s) { return s.kind == dd::span_kind::client; }));
     // A request refused before sending: the operation's span alone.
     tr->spans.clear();
     auto [ec2, o2] = run([&](auto t) { return dd::async_get_order(c, "..", t); });

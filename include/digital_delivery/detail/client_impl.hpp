@@ -51,6 +51,7 @@ struct prepared_request
     std::string path;           ///< For diagnostics: the path without query string.
     int cost = 1;               ///< Rate-limit points.
     bool idempotent = false;
+    bool gone_means_done = false;  ///< endpoint_info::gone_means_done.
     priority prio = priority::normal;
     std::optional<std::chrono::steady_clock::time_point> deadline;
     std::optional<retry_params> retry;  ///< Per-request override.
@@ -73,6 +74,9 @@ struct endpoint_info
     bool idempotent;
     /// For observers; static storage. Empty: raw request (the template is not kept).
     std::string_view name{};
+    /// A 404 on a retry after a possibly processed attempt completes as
+    /// success (detail::gone_means_done_of).
+    bool gone_means_done = false;
 };
 
 class rate_limiter;  // impl/rate_limit/rate_limiter.hpp

@@ -212,10 +212,19 @@ consteval std::string_view endpoint_name_of()
         return D::path;
 }
 
+/// A DELETE of the resource its path names, answering nothing: a 404 on a
+/// retry after an attempt that may have been processed means that attempt
+/// deleted it (docs/ambiguous-writes.md).
+template <class D>
+consteval bool gone_means_done_of()
+{
+    return D::method == http_method::delete_ && std::is_void_v<typename D::response>;
+}
+
 template <class D>
 constexpr endpoint_info endpoint_info_of()
 {
-    return endpoint_info{D::method, D::path, cost_of<D>, idempotent_of<D>(), endpoint_name_of<D>()};
+    return endpoint_info{D::method, D::path, cost_of<D>, idempotent_of<D>(), endpoint_name_of<D>(), gone_means_done_of<D>()};
 }
 
 /// What the library compiles once per endpoint: encoding, decoding and the

@@ -5,9 +5,14 @@
 # or sourced). The candidates come from ddctl itself (`ddctl __complete WORDS...`
 # walks its command-line definition): subcommands, options, and the values of an
 # option that takes one of a known set; none: file names.
+# A line `:files` says that the next positional argument is a FILE: a token
+# that does not start with `-` then completes as a file name.
 function __ddctl_candidates
     set -l words (commandline -opc)
     $words[1] __complete $words[2..-1] 2>/dev/null
 end
-complete -c ddctl -f -n 'test -n "$(__ddctl_candidates)"' -a '(__ddctl_candidates)'
-complete -c ddctl -F -n 'test -z "$(__ddctl_candidates)"'
+function __ddctl_files_here
+    contains -- :files (__ddctl_candidates); and not string match -q -- '-*' (commandline -ct)
+end
+complete -c ddctl -f -n 'not __ddctl_files_here; and test -n "$(__ddctl_candidates | string match -v -- :files)"' -a '(__ddctl_candidates | string match -v -- :files)'
+complete -c ddctl -F -n '__ddctl_files_here; or test -z "$(__ddctl_candidates | string match -v -- :files)"'

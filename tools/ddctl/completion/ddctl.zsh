@@ -6,9 +6,18 @@
 # sourced). The candidates come from ddctl itself (`ddctl __complete WORDS...`
 # walks its command-line definition): subcommands, options, and the values of
 # an option that takes one of a known set; none: file names.
+# A line `:files` says that the next positional argument is a FILE: a word that
+# does not start with `-` then completes as a file name.
 _ddctl() {
     local -a candidates
     candidates=(${(f)"$(${words[1]} __complete ${(Q)words[2,CURRENT-1]} 2>/dev/null)"})
+    if (( ${candidates[(Ie):files]} )); then
+        candidates=(${candidates:#:files})
+        if [[ $PREFIX != -* ]]; then
+            _files
+            return
+        fi
+    fi
     if (( ${#candidates} )); then
         compadd -a candidates
     else

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 
 #include "errors.hpp"
+#include "output.hpp"
 #include "payload.hpp"
 #include "watch.hpp"
 
@@ -150,14 +151,18 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
                     if (s.out.json())
                         co_return;
                     const auto& p = list.pagination;
-                    if (p.total_count == 0)
-                        std::cout << "no " << spec.noun() << '\n';
-                    else if (n == 0)
-                        std::cout << "no " << spec.noun() << " on page " << p.current_page << " (" << p.total_count
-                                  << " in all, " << p.total_pages << (p.total_pages == 1 ? " page)\n" : " pages)\n");
+                    // With --no-headers stdout holds the rows alone (for awk): the rest on stderr.
+                    const std::string about =
+                        p.total_count == 0 ? "no " + spec.noun()
+                        : n == 0 ? "no " + spec.noun() + " on page " + std::to_string(p.current_page) + " (" +
+                                       std::to_string(p.total_count) + " in all, " + std::to_string(p.total_pages) +
+                                       (p.total_pages == 1 ? " page)" : " pages)")
+                                 : "(page " + std::to_string(p.current_page) + " of " + std::to_string(p.total_pages) +
+                                       ", " + std::to_string(p.total_count) + " in all: --page N or --all for more)";
+                    if (s.out.headers())
+                        std::cout << about << '\n';
                     else
-                        std::cout << "(page " << p.current_page << " of " << p.total_pages << ", " << p.total_count
-                                  << " in all: --page N or --all for more)\n";
+                        notice("page", about);
                     co_return;
                 }
                 if (!q.per_page)
@@ -174,7 +179,12 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
                     printed += s.out.page(s.tap->last_body, spec);
                 }
                 if (printed == 0 && !s.out.json())
-                    std::cout << "no " << spec.noun() << '\n';
+                {
+                    if (s.out.headers())
+                        std::cout << "no " << spec.noun() << '\n';
+                    else
+                        notice("page", "no " + spec.noun());
+                }
             }
             else if constexpr (has_body)
             {
@@ -200,7 +210,7 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
                 if (after)
                     co_await after(s, args->ids.front());
                 if (D::method == dd::http_method::delete_)
-                    std::cerr << "ddctl: deleted " << args->ids.front() << '\n';
+                    notice("deleted", "deleted " + args->ids.front(), {{"id", args->ids.front()}});
             }
         };
     });
@@ -233,7 +243,7 @@ dd::upload_options progress_options(bool terminal, bool shown)
         std::snprintf(eta, sizeof eta, "ETA %.0f s", left);
         const std::string figures = human_bytes(static_cast<double>(p.bytes_sent)) + " / " +
                                     human_bytes(static_cast<double>(p.total)) + "  " + human_bytes(p.rate) + "/s  " + eta;
-        if (terminal)
+        if (terminal && !json_notices())
         {
             const int width = 30, filled = static_cast<int>(frac * width);
             std::fprintf(stderr, "\r[%s%s] %3d%%  %s   ", std::string(filled, '#').c_str(),
@@ -242,9 +252,10 @@ dd::upload_options progress_options(bool terminal, bool shown)
                 std::fputc('\n', stderr);
         }
         else
-            std::fprintf(stderr, "ddctl: upload %d%%: %llu of %llu bytes, %s\n", static_cast<int>(frac * 100),
-                         static_cast<unsigned long long>(p.bytes_sent), static_cast<unsigned long long>(p.total),
-                         figures.c_str());
+            notice("upload_progress",
+                   "upload " + std::to_string(static_cast<int>(frac * 100)) + "%: " + std::to_string(p.bytes_sent) + " of " +
+                       std::to_string(p.total) + " bytes, " + figures,
+                   {{"bytes_sent", p.bytes_sent}, {"total", p.total}});
         std::fflush(stderr);
     };
     return o;
@@ -531,7 +542,12 @@ asio::awaitable<void> walk_raw(session& s, const raw_args& a, dd::raw_query quer
         ++page;
     }
     if (printed == 0 && !s.out.json())
-        std::cout << "no " << output_spec{{}, items, {}}.noun() << '\n';
+    {
+        if (s.out.headers())
+            std::cout << "no " << output_spec{{}, items, {}}.noun() << '\n';
+        else
+            notice("page", "no " + output_spec{{}, items, {}}.noun());
+    }
 }
 
 void add_raw_request(CLI::App& app, selection& sel)

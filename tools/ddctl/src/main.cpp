@@ -7,6 +7,7 @@
 #include "watch.hpp"
 #include "errors.hpp"
 #include "jq_filter.hpp"
+#include "output.hpp"
 #include "payload.hpp"
 #include "settings.hpp"
 #include "tracing.hpp"
@@ -26,9 +27,11 @@
 #include <boost/json/value.hpp>
 #include <boost/version.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -60,7 +63,7 @@ public:
         timer_.expires_after(std::chrono::seconds(1));
         timer_.async_wait([](const boost::system::error_code& ec) {
             if (!ec)
-                std::fputs("ddctl: waiting for rate-limit points (the key's budget is shared by every ddctl on this host)...\n", stderr);
+                ddctl::notice("rate_limit_wait", "waiting for rate-limit points (the key's budget is shared by every ddctl on this host)...");
         });
     }
     void disarm() { timer_.cancel(); }
@@ -68,6 +71,14 @@ public:
 private:
     asio::steady_timer timer_;
 };
+
+/// Seconds with one decimal, as the notices print them.
+std::string seconds(double s)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", s);
+    return buf;
+}
 
 /// Says on stderr what the client waits for; with --verbose, every request
 /// (method, path, status; never a header, so never the key). Called on the
@@ -81,44 +92,62 @@ public:
     {
         notice_->disarm();
         if (verbose_)
-            std::fprintf(stderr, "ddctl: > %s %s%s (attempt %u)\n", std::string(dd::to_string(e.request.method)).c_str(),
-                         std::string(e.request.server_address).c_str(), std::string(e.request.path).c_str(), e.attempt);
+            ddctl::notice("request",
+                   "> " + std::string(dd::to_string(e.request.method)) + " " + std::string(e.request.server_address) +
+                       std::string(e.request.path) + " (attempt " + std::to_string(e.attempt) + ")",
+                   {{"method", dd::to_string(e.request.method)}, {"path", e.request.path}, {"attempt", e.attempt}});
     }
     void on_response(const dd::response_event& e) override
     {
         notice_->arm();
         if (verbose_)
-            std::fprintf(stderr, "ddctl: < %u %s %s (%lld ms)\n", e.status, std::string(dd::to_string(e.request.method)).c_str(),
-                         std::string(e.request.path).c_str(),
-                         static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(e.duration).count()));
+        {
+            const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(e.duration).count();
+            ddctl::notice("response",
+                   "< " + std::to_string(e.status) + " " + std::string(dd::to_string(e.request.method)) + " " +
+                       std::string(e.request.path) + " (" + std::to_string(ms) + " ms)",
+                   {{"status", e.status}, {"method", dd::to_string(e.request.method)}, {"path", e.request.path}, {"ms", ms}});
+        }
     }
     void on_retry(const dd::retry_event& e) override
     {
-        std::fprintf(stderr, "ddctl: %s %s failed (%s): retrying in %.1f s\n", std::string(dd::to_string(e.request.method)).c_str(),
-                     std::string(e.request.path).c_str(), e.reason.message().c_str(),
-                     static_cast<double>(e.delay.count()) / 1000);
+        const double delay = static_cast<double>(e.delay.count()) / 1000;
+        ddctl::notice("retry",
+               std::string(dd::to_string(e.request.method)) + " " + std::string(e.request.path) + " failed (" +
+                   e.reason.message() + "): retrying in " + seconds(delay) + " s",
+               {{"method", dd::to_string(e.request.method)},
+                {"path", e.request.path},
+                {"reason", e.reason.message()},
+                {"status", e.status},
+                {"attempt", e.attempt},
+                {"delay_s", delay}});
     }
     void on_limiter_wait(const dd::limiter_wait_event& e) override
     {
         notice_->disarm();
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(e.waited).count();
         if (ms >= 250 || (verbose_ && ms > 0))
-            std::fprintf(stderr, "ddctl: waited %.1f s for rate-limit points (the key's budget is shared by every ddctl on this host)\n",
-                         static_cast<double>(ms) / 1000);
+            ddctl::notice("rate_limit_wait",
+                   "waited " + seconds(static_cast<double>(ms) / 1000) +
+                       " s for rate-limit points (the key's budget is shared by every ddctl on this host)",
+                   {{"waited_s", static_cast<double>(ms) / 1000}});
     }
     void on_throttle(const dd::throttle_event& e) override
     {
         if (e.what == dd::throttle_event::kind::paused)
-            std::fprintf(stderr, "ddctl: the API answered 429: requests of this key pause for %.1f s\n",
-                         static_cast<double>(e.retry_after.count()) / 1000);
+        {
+            const double pause = static_cast<double>(e.retry_after.count()) / 1000;
+            ddctl::notice("rate_limit_pause", "the API answered 429: requests of this key pause for " + seconds(pause) + " s",
+                   {{"pause_s", pause}});
+        }
         else if (e.what == dd::throttle_event::kind::store_unavailable)
-            std::fprintf(stderr, "ddctl: shared rate-limit store unavailable (%s): using a share of the budget of our own\n",
-                         e.message.c_str());
+            ddctl::notice("store_unavailable",
+                   "shared rate-limit store unavailable (" + e.message + "): using a share of the budget of our own");
         else if (e.what == dd::throttle_event::kind::store_misconfigured)
-            std::fprintf(stderr, "ddctl: shared rate-limit store refuses our configuration (%s): fix it; meanwhile using a share of the budget of our own\n",
-                         e.message.c_str());
+            ddctl::notice("store_misconfigured", "shared rate-limit store refuses our configuration (" + e.message +
+                                              "): fix it; meanwhile using a share of the budget of our own");
         else if (e.what == dd::throttle_event::kind::store_restored)
-            std::fprintf(stderr, "ddctl: shared rate-limit store serves again\n");
+            ddctl::notice("store_restored", "shared rate-limit store serves again");
     }
 
 private:
@@ -126,21 +155,34 @@ private:
     std::shared_ptr<wait_notice> notice_;
 };
 
+/// The option named `word` (`--name`, `-n`) of `app` or of a parent, if it takes a value.
+const CLI::Option* value_option(const CLI::App* app, const std::string& word)
+{
+    for (const CLI::App* a = app; a; a = a->get_parent())
+        for (const auto* o : a->get_options())
+            if (o->check_name(word) && o->get_type_size() != 0)
+                return o;
+    return nullptr;
+}
+
 /// `ddctl __complete WORDS...`: what may follow WORDS (for the bash, zsh and
 /// fish completion scripts): after an option that takes a value, its values
 /// when they are a known set (nothing otherwise: the shell completes file
-/// names); else the subcommands and options.
+/// names); else the subcommands and options, and the line `:files` when the
+/// next positional argument is a FILE (the shell then offers file names for
+/// a word that does not start with `-`).
 void complete(CLI::App& root, const std::vector<std::string>& words)
 {
     CLI::App* app = &root;
-    for (const auto& w : words)
+    std::size_t after = 0;  // the words after the last subcommand
+    for (std::size_t i = 0; i < words.size(); ++i)
         if (CLI::App* sub = [&]() -> CLI::App* {
                 for (auto* s : app->get_subcommands([](const CLI::App*) { return true; }))
-                    if (s->get_name() == w)
+                    if (s->get_name() == words[i])
                         return s;
                 return nullptr;
             }())
-            app = sub;
+            app = sub, after = i + 1;
     if (!words.empty() && words.back().starts_with("-") && words.back().find('=') == std::string::npos)
         for (const CLI::App* a = app; a; a = a->get_parent())
             for (const auto* o : a->get_options())
@@ -151,6 +193,26 @@ void complete(CLI::App& root, const std::vector<std::string>& words)
                             std::cout << v << '\n';
                     return;
                 }
+    // The positional arguments typed so far (an option's value is none).
+    std::size_t typed = 0;
+    for (std::size_t i = after; i < words.size(); ++i)
+        if (!words[i].starts_with("-"))
+            ++typed;
+        else if (words[i].find('=') == std::string::npos && value_option(app, words[i]))
+            ++i;
+    const CLI::App* const_app = app;
+    for (const auto* o : const_app->get_options([](const CLI::Option* o) { return o->get_positional() && !o->nonpositional(); }))
+    {
+        const auto n = static_cast<std::size_t>(std::max(o->get_items_expected_max(), 1));
+        if (typed >= n)
+        {
+            typed -= n;
+            continue;
+        }
+        if (o->get_name(true) == "file")
+            std::cout << ":files\n";
+        break;
+    }
     for (auto* s : app->get_subcommands([](const CLI::App* a) { return !a->get_group().empty(); }))
         std::cout << s->get_name() << '\n';
     for (const CLI::App* a = app; a; a = a->get_parent())
@@ -208,7 +270,7 @@ int main(int argc, char** argv)
                "Example:\n  ddctl orders list --status paid --output json");
     app.require_subcommand(1);
     app.fallthrough();
-    app.set_version_flag("--version", version_line() + "\n", "print ddctl's version, the library's and Boost's, and exit");
+    app.set_version_flag("--version", version_line(), "print ddctl's version, the library's and Boost's, and exit");
     global_options g;
     app.add_option("--profile", g.config.profile, "the config file's profile (default: $DDCTL_PROFILE, else `default`)");
     app.add_option("--config", g.config.config_file, "the config file (default: $DDCTL_CONFIG, else $XDG_CONFIG_HOME/ddctl/config)");
@@ -282,6 +344,7 @@ int main(int argc, char** argv)
         return r == 0 ? exit_ok : exit_usage;
     }
     const bool json_errors = g.output == "json";
+    set_json_notices(json_errors);
 
     asio::io_context ioc;
     int code = exit_ok;
@@ -297,13 +360,13 @@ int main(int argc, char** argv)
             if (init_config)
             {
                 const std::string done = config_init(g.config);  // before "ddctl: ": it may ask first
-                std::cerr << "ddctl: " << done << '\n';
+                ddctl::notice("config", done);
             }
             else
             {
                 const auto [file, profile] = config_target(g.config);
                 write_settings(file, profile, {{set_config[0], set_config[1]}});
-                std::cerr << "ddctl: wrote " << set_config[0] << " to [" << profile << "] of " << file << '\n';
+                ddctl::notice("config", "wrote " + set_config[0] + " to [" + profile + "] of " + file);
             }
             return exit_ok;
         }
@@ -335,7 +398,7 @@ int main(int argc, char** argv)
         {
             trace_config tc = make_trace_config(g.trace, [](const char* n) { return std::getenv(n); });
             for (const auto& w : tc.warnings)
-                std::cerr << "ddctl: " << w << '\n';
+                ddctl::notice("warning", w);
             if (tc.enabled())
             {
                 try
@@ -356,6 +419,18 @@ int main(int argc, char** argv)
         session s{client, tap, out};
         s.transport = &tapped;
         s.ropts.prio = dd::priority::interactive;
+        // TRACEPARENT / TRACESTATE (the OpenTelemetry environment carriers): a
+        // traced script's span is the parent of the command's operations.
+        std::optional<dd::trace_context> parent;
+        if (const char* tp = std::getenv("TRACEPARENT"); tp && *tp)
+        {
+            const char* ts = std::getenv("TRACESTATE");
+            parent = dd::parse_trace_context(tp, ts ? ts : "");
+            if (parent)
+                s.ropts.trace_parent = parent;
+            else
+                ddctl::notice("warning", "TRACEPARENT is not a W3C traceparent (version-traceid-spanid-flags): ignored");
+        }
         if (g.timeout > 0)
             s.ropts.deadline = std::chrono::steady_clock::now() +
                                std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(g.timeout));
@@ -381,7 +456,9 @@ int main(int argc, char** argv)
             if (interrupted)
                 std::_Exit(exit_interrupted);
             interrupted = true;
-            std::fputs("\nddctl: interrupted: cancelling\n", stderr);
+            if (!json_errors)
+                std::fputc('\n', stderr);  // after a progress bar or ^C
+            ddctl::notice("interrupted", "interrupted: cancelling");
             cancel.emit(asio::cancellation_type::terminal);
             signals.async_wait(on_signal);
         };
@@ -432,9 +509,8 @@ int main(int argc, char** argv)
             const bool flushed = exporter->shutdown(std::chrono::seconds(5));
             const auto st = exporter->stats();
             if (!flushed || st.dropped())
-                std::cerr << "ddctl: spans not exported: " << (st.dropped() ? std::to_string(st.dropped()) : "some")
-                          << (exporter->traces_url().empty() ? std::string() : " (collector " + exporter->traces_url() + ")")
-                          << '\n';
+                ddctl::notice("trace", "spans not exported: " + (st.dropped() ? std::to_string(st.dropped()) : std::string("some")) +
+                                    (exporter->traces_url().empty() ? std::string() : " (collector " + exporter->traces_url() + ")"));
         }
     }
     catch (const cli_error& e)

@@ -10,7 +10,10 @@
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <ostream>
+#include <utility>
 
 namespace ddctl {
 
@@ -317,6 +320,32 @@ void printer::rows(const json::array& items, const output_spec& spec)
     }
     for (const auto& row : cells)
         line(row);
+}
+
+namespace {
+std::atomic<bool> json_notices_on{false};
+}  // namespace
+
+void set_json_notices(bool on) { json_notices_on = on; }
+bool json_notices() { return json_notices_on; }
+
+void notice(std::string_view kind, const std::string& message, json::object fields)
+{
+    std::string line;
+    if (json_notices_on)
+    {
+        json::object n;
+        n["kind"] = kind;
+        n["message"] = message;
+        for (auto& kv : fields)
+            n[kv.key()] = std::move(kv.value());
+        line = json::serialize(json::object{{"notice", std::move(n)}});
+    }
+    else
+        line = "ddctl: " + message;
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::fflush(stderr);
 }
 
 }  // namespace ddctl

@@ -8,6 +8,7 @@
 #ifndef DDCTL_OUTPUT_HPP
 #define DDCTL_OUTPUT_HPP
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 #include <cstddef>
@@ -58,6 +59,9 @@ public:
     }
 
     bool json() const { return json_; }
+    /// Tables with their header line (no --no-headers): what is said about a
+    /// list (its page, none at all) goes with it on stdout, else on stderr.
+    bool headers() const { return table_.headers; }
 
     /// One resource: `body` is the JSON text the API sent.
     void document(std::string_view body, const output_spec& spec);
@@ -81,6 +85,16 @@ private:
     table_options table_;
     std::vector<std::size_t> widths_;  // the list's columns, once its first rows are out
 };
+
+/// With --output json, notices are JSON lines (set once, before any is written).
+void set_json_notices(bool on);
+bool json_notices();
+
+/// What ddctl says on stderr besides its output and its errors (a retry, a
+/// wait, progress, what a command did): `ddctl: MESSAGE`, or with --output
+/// json one JSON line {"notice": {"kind": KIND, "message": MESSAGE, FIELDS...}}.
+/// One write per line (safe from the limiter's thread).
+void notice(std::string_view kind, const std::string& message, boost::json::object fields = {});
 
 /// A cell: strings as they are, null as "-", arrays of objects by their ids.
 std::string cell(const boost::json::value& v);

@@ -240,8 +240,10 @@ void write_settings(const std::string& file, const std::string& profile,
             throw cli_error(exit_usage, "the value of " + name + " must be one line, not empty, without surrounding spaces");
         if (name == "rate_limit_points" || name == "rate_limit_window")
             parse_positive(setting{name, value, "config set", false});
-        if (name == "rate_limit_store" && value != "shared-memory" && value != "in-process" && !value.starts_with("redis://"))
-            throw cli_error(exit_usage, "rate_limit_store must be shared-memory, in-process or redis://host:port");
+        if (name == "rate_limit_store" && value != "shared-memory" && value != "in-process" &&
+            !value.starts_with("redis://") && !value.starts_with("rediss://"))
+            throw cli_error(exit_usage, "rate_limit_store must be shared-memory, in-process, redis://host:port or "
+                                        "rediss://host:port (TLS)");
         if (name == "base_url" && !value.starts_with("https://") && !value.starts_with("http://"))
             throw cli_error(exit_usage, "base_url must be an http:// or https:// URL ending in /api/v1/external");
     }
@@ -299,10 +301,20 @@ void write_settings(const std::string& file, const std::string& profile,
             lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(last), line);
     }
 
-    // atomically: a new private file next to it, renamed over it
+    // atomically: a new private file next to it, renamed over it; a config
+    // file that is a symbolic link (a dotfiles repository) is written through
+    // the link: the file it names is replaced, the link stays
     namespace fs = std::filesystem;
-    const fs::path target(file);
     std::error_code fec;
+    const std::string written = [&] {
+        if (!fs::is_symlink(fs::path(file), fec))
+            return file;
+        const fs::path real = fs::weakly_canonical(fs::path(file), fec);
+        if (fec)
+            throw cli_error(exit_usage, "cannot follow the symbolic link " + file + ": " + fec.message());
+        return real.string();
+    }();
+    const fs::path target(written);
     if (target.has_parent_path() && !fs::exists(target.parent_path(), fec))
     {
         fs::create_directories(target.parent_path(), fec);
@@ -311,10 +323,10 @@ void write_settings(const std::string& file, const std::string& profile,
         if (fec)
             throw cli_error(exit_usage, "cannot create " + target.parent_path().string() + ": " + fec.message());
     }
-    std::string tmp = file + ".XXXXXX";
+    std::string tmp = written + ".XXXXXX";
     const int fd = ::mkstemp(tmp.data());  // mode 0600
     if (fd < 0)
-        throw cli_error(exit_usage, "cannot write next to " + file + ": " + std::strerror(errno));
+        throw cli_error(exit_usage, "cannot write next to " + written + ": " + std::strerror(errno));
     std::string text;
     for (const auto& l : lines)
         text += l + "\n";
@@ -330,12 +342,12 @@ void write_settings(const std::string& file, const std::string& profile,
         failed = errno;
     if (::close(fd) != 0 && !failed)
         failed = errno;
-    if (!failed && ::rename(tmp.c_str(), file.c_str()) != 0)
+    if (!failed && ::rename(tmp.c_str(), written.c_str()) != 0)
         failed = errno;
     if (failed)
     {
         ::unlink(tmp.c_str());
-        throw cli_error(exit_usage, "cannot write " + file + ": " + std::strerror(failed));
+        throw cli_error(exit_usage, "cannot write " + written + ": " + std::strerror(failed));
     }
 }
 

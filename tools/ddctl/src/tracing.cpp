@@ -3,6 +3,8 @@
 // (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 #include "tracing.hpp"
 
+#include <digital_delivery/version.hpp>
+
 #include <cstdlib>
 #include <string_view>
 
@@ -65,6 +67,8 @@ trace_config make_trace_config(const std::string& file, const std::function<cons
     trace_config c;
     c.params.file = file;
     c.params.service_name = var("OTEL_SERVICE_NAME");  // "" : the executable's name, ddctl
+    if (c.params.service_name.empty())  // the service is ddctl: its version is known
+        c.params.service_version = DIGITAL_DELIVERY_VERSION_STRING;
     // A command line tool: spans leave quickly (ddctl flushes before it exits anyway).
     c.params.schedule_delay = std::chrono::milliseconds(1000);
     // A collector that is down costs at most a few seconds at exit.

@@ -207,6 +207,7 @@ DIGITAL_DELIVERY_DECL void detail::client_impl::prepare(
     out.method = ep.method;
     out.cost = ep.cost;
     out.idempotent = ep.idempotent;
+    out.gone_means_done = ep.gone_means_done;
     out.endpoint = ep.name;
     out.path_template = ep.name.empty() ? std::string_view() : ep.path_template;
 
@@ -536,6 +537,7 @@ struct execute_state
         r.cost = p.cost;
         r.prio = p.prio;
         r.idempotent = p.idempotent;
+        r.gone_means_done = p.gone_means_done;
         r.deadline = p.deadline;
         r.operation_timeout = c.params().operation_timeout;
         r.timeout = p.request.timeout;

@@ -311,6 +311,7 @@ inline void setup_exporter(otlp_exporter::state& s, boost::asio::any_io_executor
     s.resource.service_name = p.service_name.empty() ? executable_name() : p.service_name;
     s.resource.scope_name = "digital_delivery";
     s.resource.scope_version = DIGITAL_DELIVERY_VERSION_STRING;
+    s.resource.service_version = p.service_version;
 }
 
 }  // namespace detail

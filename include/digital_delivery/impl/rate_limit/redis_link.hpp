@@ -41,7 +41,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -231,6 +233,17 @@ private:
             why = std::string("TLS: cannot load ") + what + " " + file + ": " + ec.message();
             return false;
         };
+        // An encrypted key is refused, never a prompt on the terminal: the
+        // callback answers no passphrase, and is installed before any file
+        // is read (OpenSSL's default one reads the terminal, blocking the
+        // event loop). It notes that a passphrase was asked for.
+        auto asked_passphrase = std::make_shared<bool>(false);
+        c.set_password_callback(
+            [asked_passphrase](std::size_t, ssl::context::password_purpose) {
+                *asked_passphrase = true;
+                return std::string();
+            },
+            ec);
         if (!t.ca_file.empty() && (c.load_verify_file(t.ca_file, ec), ec))
             return fail("ca_file", t.ca_file);
         if (!t.ca_dir.empty() && (c.add_verify_path(t.ca_dir, ec), ec))
@@ -240,9 +253,14 @@ private:
         if (!t.cert_file.empty() && (c.use_certificate_chain_file(t.cert_file, ec), ec))
             return fail("cert_file", t.cert_file);
         if (!t.key_file.empty() && (c.use_private_key_file(t.key_file, ssl::context::pem, ec), ec))
-            return fail("key_file", t.key_file);
-        // An encrypted key is refused, never a prompt on the terminal.
-        c.set_password_callback([](std::size_t, ssl::context::password_purpose) { return std::string(); }, ec);
+        {
+            if (!*asked_passphrase)
+                return fail("key_file", t.key_file);
+            why = "TLS: cannot load key_file " + t.key_file +
+                  ": the key is encrypted (a passphrase-protected key is not supported: store it decrypted, "
+                  "readable by this user only, e.g. openssl pkey -in KEY -out DECRYPTED_KEY)";
+            return false;
+        }
         c.set_verify_mode(t.verify ? ssl::verify_peer : ssl::verify_none, ec);
         // Called when the server asks for a client certificate and none is
         // configured: noted, so that the server's refusal can say so.
@@ -282,11 +300,49 @@ private:
             else
                 X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(h), name.c_str());
         }
+        // The first bytes of the server's answer (a record header), to tell a
+        // plain-text answer (-ERR ...) from a TLS failure.
+        first_bytes_.clear();
+        SSL_set_msg_callback(h, [](int write_p, int, int content_type, const void* buf, std::size_t len, SSL*, void* arg) {
+            auto& first = *static_cast<std::string*>(arg);
+            if (!write_p && content_type == SSL3_RT_HEADER && first.empty())
+                first.assign(static_cast<const char*>(buf), len);
+        });
+        SSL_set_msg_callback_arg(h, &first_bytes_);
+        // The handshake's own time limit, within command_timeout: a server
+        // that answers nothing is told apart from a slow command.
+        const auto limit = handshake_limit(t);
+        struct guard_state
+        {
+            bool done = false;
+            bool fired = false;
+        };
+        auto g = std::make_shared<guard_state>();
+        boost::asio::steady_timer guard(strand_, limit);
+        guard.async_wait([w = weak_from_this(), g](boost::system::error_code ec) {
+            auto self = w.lock();
+            if (ec || g->done || !self)
+                return;
+            g->fired = true;
+            boost::system::error_code ignored;
+            self->sock_.close(ignored);
+        });
         auto [ec] = co_await tls_->async_handshake(ssl::stream_base::client, tok);
-        if (!ec)
+        g->done = true;
+        guard.cancel();
+        SSL_set_msg_callback(h, nullptr);
+        if (!ec && !g->fired)
             co_return true;
         const long verdict = SSL_get_verify_result(h);
-        if (t.verify && verdict != X509_V_OK)
+        if (g->fired)
+            why = "TLS handshake: no answer within " + std::to_string(limit.count()) + " ms; is this a plain-text port?";
+        else if (plain_text_answer(first_bytes_))
+        {
+            why = "TLS handshake: the server answered in plain text (\"" + printable(first_bytes_) +
+                  "...\"), not TLS: is this a plain-text port?";
+            refused_ = true;
+        }
+        else if (t.verify && verdict != X509_V_OK)
         {
             why = "TLS verification of " + name + ": " + X509_verify_cert_error_string(verdict);
             refused_ = true;
@@ -294,6 +350,40 @@ private:
         else
             why = "TLS handshake: " + tls_error(ec);
         co_return false;
+    }
+
+    // The TLS handshake's time limit (redis_tls_params::handshake_timeout).
+    std::chrono::milliseconds handshake_limit(const redis_tls_params& t) const
+    {
+        if (t.handshake_timeout.count() <= 0)
+            return std::max(p_.command_timeout / 2, std::chrono::milliseconds(1));
+        return std::min(t.handshake_timeout, p_.command_timeout);
+    }
+
+    // A record header that is no TLS record: a RESP reply (-ERR, +OK, ...)
+    // or other text.
+    static bool plain_text_answer(const std::string& first)
+    {
+        if (first.empty())
+            return false;
+        const auto c = static_cast<unsigned char>(first[0]);
+        if (c >= 20 && c <= 24)  // TLS content types: change_cipher_spec, alert, handshake, application_data, heartbeat
+            return false;
+        for (char ch : first)
+            if (static_cast<unsigned char>(ch) < 0x20 && ch != '\r' && ch != '\n')
+                return false;
+        return true;
+    }
+
+    static std::string printable(const std::string& s)
+    {
+        std::string out;
+        for (char ch : s)
+            if (ch == '\r' || ch == '\n')
+                break;
+            else
+                out += ch == '"' ? '\'' : ch;
+        return out;
     }
 
     static int certificate_request_index()
@@ -578,6 +668,7 @@ private:
     std::optional<boost::asio::ssl::context> sentinel_tls_ctx_;      // p_.sentinel.tls.enabled: made once
     std::size_t first_sentinel_ = 0;                                 // the last sentinel that answered
     std::optional<boost::asio::ssl::stream<tcp::socket&>> tls_;      // over sock_, one per connection
+    std::string first_bytes_;                                        // the server's first record header (handshake)
     boost::asio::steady_timer timer_;
     redis_store_params p_;
     std::string key_;

@@ -154,7 +154,8 @@ public:
 
 private:
     DIGITAL_DELIVERY_DECL span_data child(std::string name, span_kind kind, time_point now) const;
-    DIGITAL_DELIVERY_DECL void emit(span_data& s, error_code ec, time_point now);
+    // `describe`: set the status description (not for an attempt answered 4xx/5xx).
+    DIGITAL_DELIVERY_DECL void emit(span_data& s, error_code ec, time_point now, bool describe = true);
 
     tracer* sink_ = nullptr;  // null: not recording, the parent only forwarded
     trace_context parent_;   // trace id, parent span, flags, tracestate

@@ -342,7 +342,9 @@ DIGITAL_DELIVERY_DECL void op_trace::attempt_end(unsigned status, error_code ec,
         attempt_->attributes.push_back({"http.response.status_code", static_cast<std::int64_t>(status)});
     if (dropped_events_ > 0)
         attempt_->attributes.push_back({"digital_delivery.dropped_events", dropped_events_});
-    emit(*attempt_, ec, now);
+    // A 4xx or 5xx answer: the status code says why (the HTTP conventions:
+    // no status description that http.response.status_code already gives).
+    emit(*attempt_, ec, now, status < 400);
     attempt_.reset();
 }
 
@@ -396,13 +398,14 @@ DIGITAL_DELIVERY_DECL void op_trace::end(error_code ec, time_point now)
     sink_ = nullptr;  // ended once
 }
 
-DIGITAL_DELIVERY_DECL void op_trace::emit(span_data& s, error_code ec, time_point now)
+DIGITAL_DELIVERY_DECL void op_trace::emit(span_data& s, error_code ec, time_point now, bool describe)
 {
     s.end = now;
     if (ec && ec != boost::asio::error::operation_aborted)
     {
         s.status = span_status::error;
-        s.status_message = ec.message();
+        if (describe)
+            s.status_message = ec.message();
         s.attributes.push_back({"error.type", std::string(error_type(ec))});
     }
     sink_->on_end(std::move(s));

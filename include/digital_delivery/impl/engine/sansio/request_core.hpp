@@ -43,6 +43,10 @@ struct request_setup
     int cost = 1;                                   ///< Rate-limit points of each attempt.
     priority prio = priority::normal;               ///< Their priority.
     bool idempotent = false;                        ///< Whether a possibly-sent attempt may be resent.
+    /// A DELETE of the path's resource: a 404 (the API's own, naming the
+    /// resource) answering a retry after an attempt that may have been
+    /// processed completes as success, said in the diagnostics.
+    bool gone_means_done = false;
     std::optional<clock::time_point> deadline;      ///< request_options::deadline.
     /// client_params::operation_timeout: the deadline when none was given (0: none).
     std::chrono::milliseconds operation_timeout{0};
@@ -117,7 +121,13 @@ public:
     /// response arrived), `api_ec` the response's status as an error (none
     /// for 2xx), `facts` read once from its headers. Success, give up, or
     /// wait and retry (retry_state decides). `now` is read for a failure
-    /// only: with a success a driver may pass any time point.
+    /// only: with a success a driver may pass any time point. An attempt
+    /// whose time limit the deadline cut (shorter than the configured one)
+    /// and that ends with client_errc::request_timeout ended on the deadline:
+    /// the request then completes with client_errc::deadline_exceeded.
+    /// With request_setup::gone_means_done, the API's 404 naming the resource
+    /// after an earlier attempt that may have been processed completes as
+    /// success.
     DIGITAL_DELIVERY_DECL request_action responded(
         error_code transport_ec,
         error_code api_ec,
@@ -177,6 +187,16 @@ private:
     bool retries_ = false;  // the policy retries: every attempt sends a copy (a 429 may follow any)
     phase phase_ = phase::idle;
     error_code result_;     // what complete() was given
+    // The last attempt's time limit was cut by the deadline (its configured
+    // one, and the limit it got).
+    bool attempt_cut_ = false;
+    // An attempt ended after it may have been processed (its error), and a
+    // later one's 404 was taken as its success.
+    error_code maybe_processed_;
+    unsigned maybe_processed_attempt_ = 0;
+    bool gone_after_retry_ = false;
+    std::chrono::milliseconds attempt_limit_{0};
+    std::chrono::milliseconds attempt_configured_{0};
     std::chrono::milliseconds rate_limited_cap_{0};  // retry_params::max_rate_limited_wait
 };
 

@@ -7,6 +7,7 @@
 #define DIGITAL_DELIVERY_IMPL_ENGINE_SANSIO_REQUEST_CORE_IPP
 
 #include <digital_delivery/impl/engine/sansio/request_core.hpp>
+#include <digital_delivery/http_message.hpp>
 #include <digital_delivery/impl/retry/retry_policy.hpp>
 
 #include <boost/asio/error.hpp>
@@ -66,6 +67,24 @@ DIGITAL_DELIVERY_DECL request_action request_core::responded(
     const error_code ec = transport_ec ? transport_ec : api_ec;
     if (!ec)
         return complete({}, true, l);
+    // A retried DELETE answered 404 after an attempt that may have deleted
+    // the resource: that attempt did the work.
+    if (setup_.gone_means_done && maybe_processed_ && !transport_ec &&
+        (api_ec == api_errc::asset_not_found || api_ec == api_errc::digital_product_not_found ||
+         api_ec == api_errc::order_not_found))
+    {
+        gone_after_retry_ = true;
+        return complete({}, false, l);
+    }
+    // Ended after it may have reached the server: a transport failure
+    // other than one before sending (or a cancellation), or a 5xx.
+    if (!maybe_processed_ &&
+        ((transport_ec && !is_request_not_sent(transport_ec) && transport_ec != boost::asio::error::operation_aborted) ||
+         (!transport_ec && facts.status >= 500)))
+    {
+        maybe_processed_ = ec;
+        maybe_processed_attempt_ = attempt();
+    }
     if (ec == boost::asio::error::operation_aborted)
         return complete(ec, false, l);
     const attempt_failure f{ec, facts.status, facts.retry_after};
@@ -75,7 +94,14 @@ DIGITAL_DELIVERY_DECL request_action request_core::responded(
     const bool refused_bound = d.reason == retry_reason::rate_limited_too_long ||
                                (d.reason == retry_reason::deadline && facts.refused());
     if (!d.retry)
-        return complete(refused_bound ? d.final_error : ec, true, l);
+    {
+        // The deadline cut this attempt's time limit and the limit passed:
+        // the operation's deadline passed, whatever phase the attempt was in.
+        const bool deadline_cut = attempt_cut_ && transport_ec == client_errc::request_timeout;
+        return complete(
+            refused_bound ? d.final_error : deadline_cut ? make_error_code(client_errc::deadline_exceeded) : ec, true, l
+        );
+    }
     phase_ = phase::backing_off;
     request_action a;
     a.what = request_action::kind::wait;
@@ -108,6 +134,22 @@ DIGITAL_DELIVERY_DECL void request_core::record(diagnostics& d) const
     const retry_stats& st = rs_->stats();
     d.attempts = static_cast<unsigned>(st.attempts);
     d.total_wait = st.total_backoff + st.total_rate_limit_wait;
+    if (gone_after_retry_)
+    {
+        d.client_message = "attempt " + std::to_string(st.attempts) + " was answered 404 after attempt " +
+                           std::to_string(maybe_processed_attempt_) + " ended without a clear answer (" +
+                           maybe_processed_.message() + "): that attempt deleted it; completed as success";
+        return;
+    }
+    if (result_ == client_errc::deadline_exceeded && attempt_cut_ && st.attempts > 0)
+    {
+        // Replaces the transport's "the request timed out" explanation.
+        d.client_message = "the operation's deadline passed during attempt " + std::to_string(st.attempts) +
+                           ", whose time limit it had cut to " + std::to_string(attempt_limit_.count()) +
+                           " ms (the attempt's own is " + std::to_string(attempt_configured_.count()) +
+                           " ms): the request may have reached the server";
+        return;
+    }
     const bool too_long = result_ == client_errc::rate_limited_too_long;
     if (st.refusals == 0 || !d.client_message.empty() ||
         !(too_long || result_ == client_errc::rate_limit_wait_exceeds_deadline))
@@ -138,6 +180,9 @@ DIGITAL_DELIVERY_DECL request_action request_core::send(time_point now)
     a.what = request_action::kind::send;
     a.move_request = !retries_;
     a.duration = attempt_timeout(setup_.timeout, deadline_, now);
+    attempt_configured_ = setup_.timeout.count() > 0 ? setup_.timeout : default_request_timeout;
+    attempt_limit_ = a.duration;
+    attempt_cut_ = a.duration < attempt_configured_;
     return a;
 }
 

@@ -190,8 +190,9 @@ inline void append_span(std::string& out, const span_data& s)
 struct otlp_resource
 {
     std::string service_name;   ///< Resource attribute service.name.
-    std::string scope_name;     ///< InstrumentationScope.name.
-    std::string scope_version;  ///< InstrumentationScope.version.
+    std::string scope_name;     ///< InstrumentationScope.name, and the resource's telemetry.sdk.name.
+    std::string scope_version;  ///< InstrumentationScope.version, and the resource's telemetry.sdk.version.
+    std::string service_version{};  ///< Resource attribute service.version (empty: not sent).
 };
 
 /// One ExportTraceServiceRequest holding `spans`, on one line (no newline).
@@ -199,8 +200,20 @@ inline std::string encode_otlp_json(std::span<const span_data> spans, const otlp
 {
     std::string out;
     out.reserve(256 + spans.size() * 512);
+    // The resource: service.name first, then what OpenTelemetry's SDKs set
+    // (semantic conventions, "telemetry.sdk.*" and "service.version").
     out += "{\"resourceSpans\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\",\"value\":{\"stringValue\":";
     append_json_string(out, r.service_name);
+    if (!r.service_version.empty())
+    {
+        out += "}},{\"key\":\"service.version\",\"value\":{\"stringValue\":";
+        append_json_string(out, r.service_version);
+    }
+    out += "}},{\"key\":\"telemetry.sdk.name\",\"value\":{\"stringValue\":";
+    append_json_string(out, r.scope_name);
+    out += "}},{\"key\":\"telemetry.sdk.language\",\"value\":{\"stringValue\":\"cpp\"";
+    out += "}},{\"key\":\"telemetry.sdk.version\",\"value\":{\"stringValue\":";
+    append_json_string(out, r.scope_version);
     out += "}}]},\"scopeSpans\":[{\"scope\":{\"name\":";
     append_json_string(out, r.scope_name);
     out += ",\"version\":";
