@@ -702,7 +702,9 @@ TEST(cli_orders, get_downloads_attach_detach_notify)
     const json::value page = e.control("GET", "/sandbox/orders/" + order + "/download_page");
     const std::string link(page.at("download_page_url").as_string());
     EXPECT_NE(link.find("/download-page/" + order + "/"), std::string::npos) << link;
-    EXPECT_EQ(json::parse(got.err), (json::object{{"download_page_url", link}})) << got.err;
+    EXPECT_EQ(json::parse(got.err),
+              (json::object{{"notice", {{"kind", "download_page"}, {"message", "download page (sandbox): " + link}, {"url", link}}}}))
+        << got.err;
     auto human = e.run({"orders", "get", order});
     EXPECT_OK(human);
     EXPECT_EQ(human.err, "ddctl: download page (sandbox): " + link + "\n");
@@ -1645,7 +1647,7 @@ TEST(cli_trace, trace_writes_the_commands_spans_to_a_file)
     EXPECT_EQ(got.status, 0) << got.err;
     EXPECT_EQ(got.json(), e.api("GET", "/orders/" + order).at("order"));  // stdout untouched
     // stderr: only the link of the order's download page (the sandbox's), as JSON
-    EXPECT_NE(std::string(json::parse(got.err).at("download_page_url").as_string()).find("/download-page/" + order + "/"),
+    EXPECT_NE(std::string(json::parse(got.err).at("notice").at("url").as_string()).find("/download-page/" + order + "/"),
               std::string::npos) << got.err;
     const std::string text = slurp(file);
     const auto spans = spans_in(text);

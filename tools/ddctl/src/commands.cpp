@@ -87,7 +87,7 @@ using after_fn = asio::awaitable<void> (*)(session&, std::string);
 /// On the sandbox only (dd::testing::answers_as_the_sandbox, as
 /// examples/typical_flow.cpp recognises it): the link of the order's hosted
 /// download page on stderr, `ddctl: download page (sandbox): URL`, or with
-/// --output json the line {"download_page_url": URL}. stdout is the API's
+/// --output json the notice {"notice": {"kind": "download_page", ..., "url": URL}}. stdout is the API's
 /// answer either way; nothing is said when the service is not the sandbox or
 /// the link cannot be had.
 asio::awaitable<void> print_download_page(session& s, std::string order_id)
@@ -105,10 +105,7 @@ asio::awaitable<void> print_download_page(session& s, std::string order_id)
     const std::string url = pec ? std::string() : dd::testing::download_page_url_of(page);
     if (url.empty())
         co_return;
-    if (s.out.json())
-        std::cerr << boost::json::serialize(boost::json::object{{"download_page_url", url}}) << '\n';
-    else
-        std::cerr << "ddctl: download page (sandbox): " << url << '\n';
+    notice("download_page", "download page (sandbox): " + url, {{"url", url}});
 }
 
 /// `ddctl <resource> <verb>` for the endpoint of `fn`: one positional per
