@@ -16,13 +16,14 @@ of the repository found there once (the first command that compiles it), with
 the same compiler and flags, `-fsyntax-only` instead of `-c -o ...`.
 
   tests/compile_each_tu.py BUILD_DIR [BUILD_DIR...] [-j N] [--unity-only]
-                           [--cxx COMPILER] [--extra FILE...]
+                           [--cxx COMPILER] [--filter REGEX] [--extra FILE...]
 
 --unity-only  only the sources that a unity translation unit includes (every
               other source is compiled on its own by the build itself): what
               tests/ci.sh runs.
 --cxx         another compiler with the same flags (from a g++ build, clang++
               gets -Wno-unknown-warning-option for g++'s warning flags).
+--filter      only the sources whose path in the repository matches REGEX.
 --extra FILE  sources that no build compiles (the benchmarks that their run.sh
               compiles by hand), compiled with the flags of the compiled
               library's translation unit (src/digital_delivery.cpp).
@@ -145,9 +146,12 @@ def collect(build_dirs, unity_only):
 
 def compile_one(source, directory, args, cxx):
     command, _ = syntax_only(args, source, cxx)
-    t0 = time.monotonic()
-    r = subprocess.run(command, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return source, r.returncode, r.stdout, time.monotonic() - t0, command
+    p = subprocess.Popen(command, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    output = p.stdout.read()
+    p.stdout.close()
+    _, status, usage = os.wait4(p.pid, 0)  # its own CPU time
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return source, p.returncode, output, usage.ru_utime + usage.ru_stime, command
 
 
 def repository_sources():
@@ -168,7 +172,9 @@ def main():
     ap.add_argument('--cxx', help='compile with this compiler instead of the build\'s')
     ap.add_argument('--extra', nargs='*', default=[], metavar='FILE',
                     help='sources no build compiles, with the flags of src/digital_delivery.cpp')
-    ap.add_argument('-v', '--verbose', action='store_true', help='print every command and its time')
+    ap.add_argument('--filter', metavar='REGEX',
+                    help='only the sources whose path (relative to the repository) matches REGEX')
+    ap.add_argument('-v', '--verbose', action='store_true', help='print every source with its CPU time and command')
     opts = ap.parse_args()
 
     jobs, library_flags = collect(opts.build_dirs, opts.unity_only)
@@ -178,6 +184,8 @@ def main():
             print('--extra needs a build that compiles src/digital_delivery.cpp', file=sys.stderr)
             return 2
         jobs.setdefault(path, library_flags)
+    if opts.filter:
+        jobs = {s: j for s, j in jobs.items() if re.search(opts.filter, os.path.relpath(s, ROOT))}
     if not jobs:
         print('compile_each_tu: no source to compile'
               + (' (no unity translation unit: was the build configured with unity on?)' if opts.unity_only else ''),
@@ -189,10 +197,10 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
         futures = [pool.submit(compile_one, s, d, a, opts.cxx) for s, (d, a) in jobs.items()]
         for fut in concurrent.futures.as_completed(futures):
-            source, rc, output, seconds, command = fut.result()
+            source, rc, output, cpu, command = fut.result()
             rel = os.path.relpath(source, ROOT)
             if opts.verbose:
-                print(f'{"ok" if rc == 0 else "FAIL"} {rel} ({seconds:.1f} s): {shlex.join(command)}', flush=True)
+                print(f'{"ok" if rc == 0 else "FAIL"} {rel} ({cpu:.1f} CPU-s): {shlex.join(command)}', flush=True)
             if rc != 0:
                 failed.append(rel)
                 lines = output.splitlines()
@@ -205,7 +213,7 @@ def main():
     wall = time.monotonic() - t0
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 
-    if not opts.unity_only:
+    if not opts.unity_only and not opts.filter:
         checked = set(jobs)
         unchecked = [os.path.relpath(s, ROOT) for s in repository_sources() if s not in checked]
         if unchecked:
