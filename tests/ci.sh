@@ -102,13 +102,14 @@ gcc_test() { (cd "$out/gcc" && ctest -j "$test_jobs" --output-on-failure); }
 # for the 30 sources of the 7 programs:
 #   - unity off in the TSan step: it builds scheduler's two programs only,
 #     not core, trace_otlp, upload_sandbox, workflows, integration: rejected;
-#   - unity off in step 1 (g++-12): about 0.7 times the -fsyntax-only pass
-#     (scheduler: 37.4 CPU-s for its 5 objects against 19.4 for its unity
-#     object, +18.0), about 135 CPU-s, but in step 1's build, which keeps both
-#     cores busy: about 70 s more of wall time;
+#   - unity off in step 1 (g++-12): about as much as the -fsyntax-only pass
+#     (objects of each source against the one unity object, CPU-s: core
+#     97.8 - 44.7 = +53.0, its pass 55.0; integration 77.7 - 30.1 = +47.6,
+#     its pass 45.3; scheduler 37.4 - 19.4 = +18.0, its pass 21.2), so about
+#     190 CPU-s, in step 1's build, which keeps both cores busy: about 95 s
+#     more of wall time;
 #   - -fsyntax-only, g++-12: 190 CPU-s; clang++-16: 188 CPU-s (the whole pass,
-#     on a loaded machine; scheduler's 5 sources measured one after another:
-#     clang 20.5, g++ 25.8). In a step of its own, 95 s of wall time.
+#     on a loaded machine). In a step of its own, about 95 s of wall time too.
 # Chosen: clang++-16 -fsyntax-only, but started in the background, at nice 19,
 # as soon as step 1 is built: the test steps leave a core idle much of the
 # time (their tests wait on servers; step 1's tests: 422 CPU-s in 237 s on 2
