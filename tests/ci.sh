@@ -23,6 +23,13 @@
 #      steps 1 and 2 test it;
 #   4. CMake + clang++-16, libFuzzer with ASan+UBSan: the fuzz targets of
 #      tests/fuzz/, each run briefly over its corpus (docs/reliability.md).
+# The unity builds hide a missing #include: in a program's one translation
+# unit a source sees what the sources before it included, where a plain build
+# (each source its own TU: CMake's default) stops. So each source of the
+# programs marked UNITY is also compiled on its own, once:
+# tests/compile_each_tu.py with clang++-16 -fsyntax-only and step 1's flags
+# (its compile_commands.json), started beside step 1's tests at the lowest
+# priority and waited for after step 4 ("each UNITY source on its own").
 # Steps 1 and 4 use the system's Boost (Debian 12: 1.81). The other two
 # versions are fetched first by tests/boost_versions.sh into a cache outside
 # the clone, never installed; that script builds and tests everything against
@@ -79,10 +86,50 @@ san_env=(DD_TEST_OP_SECONDS=180 DD_TEST_HANG_SECONDS=600)
 # -U: every area (the default list, docs included) even in a reused build directory.
 gcc_build() {
   cmake -S . -B "$out/gcc" -G Ninja -DCMAKE_CXX_COMPILER=g++-12 -DDIGITAL_DELIVERY_WERROR=ON \
-    -DDIGITAL_DELIVERY_BUILD_TESTS=ON -DDIGITAL_DELIVERY_UNITY_TESTS=ON -UDIGITAL_DELIVERY_TEST_AREAS >/dev/null &&
+    -DDIGITAL_DELIVERY_BUILD_TESTS=ON -DDIGITAL_DELIVERY_UNITY_TESTS=ON -UDIGITAL_DELIVERY_TEST_AREAS \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null &&
   cmake --build "$out/gcc" -j "$jobs"
 }
 gcc_test() { (cd "$out/gcc" && ctest -j "$test_jobs" --output-on-failure); }
+
+# Each source of the programs marked UNITY (tests/CMakeLists.txt, and
+# unity_programs of tests/meson.build: the same programs) compiled as its own
+# translation unit, once: tests/compile_each_tu.py --unity-only takes step 1's
+# compile_commands.json (its flags, -Werror included), replaces each unity TU
+# by the sources it includes and compiles each with -fsyntax-only. Every
+# other test, tool and example source is compiled on its own by the builds
+# themselves. The options measured (docs/testing.md, "Each source on its own"),
+# for the 30 sources of the 7 programs:
+#   - unity off in the TSan step: it builds scheduler's two programs only,
+#     not core, trace_otlp, upload_sandbox, workflows, integration: rejected;
+#   - unity off in step 1 (g++-12): about as much as the -fsyntax-only pass
+#     (objects of each source against the one unity object, CPU-s: core
+#     97.8 - 44.7 = +53.0, its pass 55.0; integration 77.7 - 30.1 = +47.6,
+#     its pass 45.3; scheduler 37.4 - 19.4 = +18.0, its pass 21.2), so about
+#     190 CPU-s, in step 1's build, which keeps both cores busy: about 95 s
+#     more of wall time;
+#   - -fsyntax-only, g++-12: 190 CPU-s; clang++-16: 188 CPU-s (the whole pass,
+#     on a loaded machine). In a step of its own, about 95 s of wall time too.
+# Chosen: clang++-16 -fsyntax-only, but started in the background, at nice 19,
+# as soon as step 1 is built: the test steps leave a core idle much of the
+# time (their tests wait on servers; step 1's tests: 422 CPU-s in 237 s on 2
+# cores, step 2's 87 in 80, step 3's 10 in 34), and at nice 19 it takes
+# only what the other steps leave. Its result, and its CPU seconds, are the
+# line of the step that waits for it.
+each_tu_pid=
+each_tu_start() {
+  [ -f "$out/gcc/compile_commands.json" ] || return 0
+  nice -n 19 python3 tests/compile_each_tu.py "$out/gcc" --unity-only --cxx clang++-16 -j "$jobs" \
+    > "$out/each_tu.log" 2>&1 &
+  each_tu_pid=$!
+}
+each_tu_wait() {
+  [ -n "$each_tu_pid" ] || { echo "not started: no $out/gcc/compile_commands.json (step 1's configure failed)"; return 1; }
+  local rc=0
+  wait "$each_tu_pid" || rc=$?
+  cat "$out/each_tu.log"
+  return $rc
+}
 
 # The other Boost versions (tests/boost_versions.sh prefix VERSION prints the
 # prefix of VERSION in the cache, fetching it first if need be).
@@ -154,6 +201,7 @@ fuzz_build() {
 fuzz_test() { (cd "$out/fuzz" && ctest -j "$jobs" -L fuzz --output-on-failure); }
 
 step "1/4 build: CMake, g++-12, -Werror" gcc_build
+each_tu_start
 step "1/4 test: unit, integration, consumer, examples" gcc_test
 step "2/4 build: meson, clang++-16, ASan+UBSan, Boost $newest_version" meson_asan_build
 step "2/4 test: unit, integration (ASan+UBSan, Boost $newest_version)" meson_asan_test
@@ -161,6 +209,7 @@ step "3/4 build: CMake, clang++-16, TSan, Boost 1.83" tsan_build
 step "3/4 test: transport, scheduler (TSan, Boost 1.83)" tsan_test
 step "4/4 build: fuzz targets, clang++-16 libFuzzer" fuzz_build
 step "4/4 fuzz: every target, 20000 runs each" fuzz_test
+step "each UNITY source on its own: clang++-16 -fsyntax-only" each_tu_wait
 step "C++23: every public header, Boost 1.83 and $newest_version" cxx23_headers
 
 echo

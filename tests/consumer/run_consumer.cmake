@@ -3,7 +3,8 @@
 # (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 # Builds and runs tests/consumer/project as a user would.
 #   -DMODE=install -DDD_BINARY_DIR=... -DWORK_DIR=<prefix>: installs the package
-#   there, once for every test of the installed package (the fixture dd_install)
+#   there, once for every test of the installed package (the fixture dd_install),
+#   and checks that the licence is in share/doc/digital_delivery/
 #   -DMODE=find_package -DPREFIX=<prefix> -DWORK_DIR=...: main.cpp + other.cpp
 #   (every header of the umbrella, -Wall -Wextra -Werror), header-only and compiled
 #   -DMODE=subdirectory -DDD_SOURCE_DIR=... -DWORK_DIR=...
@@ -25,6 +26,16 @@ include(${CMAKE_CURRENT_LIST_DIR}/consumer_common.cmake)
 set(project_dir ${CMAKE_CURRENT_LIST_DIR}/project)
 if(MODE STREQUAL "install")
     run(${CMAKE_COMMAND} --install ${DD_BINARY_DIR} --prefix ${WORK_DIR})
+    # The licence is installed with the headers, as it is in the source tree.
+    set(licence ${WORK_DIR}/share/doc/digital_delivery/LICENSE_1_0.txt)
+    if(NOT EXISTS ${licence})
+        message(FATAL_ERROR "the install did not put the licence at ${licence}")
+    endif()
+    file(SHA256 ${licence} installed_sha)
+    file(SHA256 ${CMAKE_CURRENT_LIST_DIR}/../../LICENSE_1_0.txt source_sha)
+    if(NOT installed_sha STREQUAL source_sha)
+        message(FATAL_ERROR "${licence} is not the source tree's LICENSE_1_0.txt")
+    endif()
 elseif(MODE STREQUAL "find_package")
     run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=find_package
         -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_BUILD_TYPE=Debug)
