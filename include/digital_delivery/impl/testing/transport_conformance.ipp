@@ -26,6 +26,7 @@
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
@@ -416,6 +417,22 @@ public:
         return s;
     }
 
+    struct done_call
+    {
+        std::shared_ptr<std::atomic<bool>> reading;
+        read_handler h;
+        error_code ec;
+        std::size_t n;
+
+        using executor_type = asio::associated_executor_t<read_handler>;
+        executor_type get_executor() const noexcept { return asio::get_associated_executor(h); }
+        void operator()()
+        {
+            *reading = false;
+            std::move(h)(ec, n);
+        }
+    };
+
     std::uint64_t size() const noexcept override { return size_; }
     void async_read_some(asio::mutable_buffer buf, read_handler h) override
     {
@@ -427,10 +444,9 @@ public:
             p[i] = byte_at(offset_ + i);
         offset_ += n;
         reads_++;
-        asio::post(ex_, [reading = reading_, h = std::move(h), n]() mutable {
-            *reading = false;
-            std::move(h)(n == 0 ? error_code(asio::error::eof) : error_code(), n);
-        });
+        // Through the read handler's associated executor (the contract of
+        // body_source), the flag cleared just before the handler runs.
+        asio::post(ex_, done_call{reading_, std::move(h), n == 0 ? error_code(asio::error::eof) : error_code(), n});
     }
     error_code rewind() override
     {
