@@ -98,6 +98,10 @@ struct beast_transport_params
     /// → client_errc::request_timeout. It includes waiting for a connection,
     /// the phases above (each of which also has its own limit) and, for
     /// uploads, sending the body: set http_request::timeout for big uploads.
+    /// When it runs out before the request is written (waiting for a
+    /// connection, connecting, TLS handshake), the code is that phase's
+    /// (connect_timeout, resolve_timeout, tls_handshake_timeout): nothing
+    /// was sent.
     std::chrono::milliseconds request_timeout{default_request_timeout};
 
     /// A pooled connection that stayed unused this long is closed instead of
@@ -169,11 +173,15 @@ class beast_transport_impl;
 /// middle of a request is closed, never reused.
 ///
 /// \par Errors
-/// invalid_url, resolve_timeout, connect_timeout, tls_handshake_timeout,
-/// request_timeout, tls_certificate_verify_failed, tls_hostname_mismatch,
-/// tls_error, response_too_large, connection_closed, protocol_error (all
-/// client_errc); socket errors such as boost::asio::error::connection_refused
-/// are passed through unchanged. HTTP statuses are not errors.
+/// invalid_url, resolve_timeout, connect_timeout, tls_handshake_timeout
+/// (each of those three even when the request's own timeout ran out in that
+/// phase), connect_failed, request_timeout, tls_certificate_verify_failed,
+/// tls_hostname_mismatch, tls_error, response_too_large, connection_closed,
+/// protocol_error (all client_errc); the socket errors of the not-sent list
+/// (docs/transport.md), such as boost::asio::error::connection_refused, as
+/// they are. Each failure comes with a one-line explanation (host, port,
+/// phase, the system's words) in the response's body. HTTP statuses are not
+/// errors.
 class beast_transport
 {
 public:

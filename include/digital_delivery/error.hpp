@@ -82,6 +82,13 @@ enum class client_errc : int
     /// retry_params::max_rate_limited_wait (diagnostics say how long and
     /// what the server said).
     rate_limited_too_long,
+
+    // --- transport (continued) ---
+    /// The TCP connection could not be opened, for a reason without a code
+    /// of its own (EACCES, EPERM from a firewall rule, ...): nothing was
+    /// sent. The transport's explanation (diagnostics::client_message) names
+    /// the system's error.
+    connect_failed,
 };
 
 /// Failures the Digital Delivery API (or its storage) reports. Category name
@@ -165,24 +172,30 @@ constexpr bool is_cassette_failure(client_errc e) noexcept
 /// \param ec An error code.
 /// \return True exactly for: client_errc::resolve_timeout, connect_timeout,
 /// tls_handshake_timeout, request_timeout, idle_timeout, connection_closed,
-/// proxy_unreachable; api_errc::rate_limited, server_error; the socket errors
+/// proxy_unreachable, connect_failed; api_errc::rate_limited, server_error;
+/// the socket errors
 /// connection_refused, connection_reset, connection_aborted, broken_pipe,
 /// eof, timed_out, host_not_found_try_again, network_unreachable,
 /// host_unreachable, network_reset, network_down.
 DIGITAL_DELIVERY_DECL bool is_transient(const error_code& ec) noexcept;
 
 /// True when the server certainly did not process the request: it never
-/// reached the server (resolve, connect, TLS handshake, proxy, caller input),
-/// or the API refused it unprocessed (a 429). Such a request may be resent
-/// even when it is not idempotent.
+/// reached the server (caller input, resolve, connect, TLS handshake, proxy,
+/// a rate-limit wait), or the API refused it unprocessed (a 429). Such a
+/// request may be resent even when it is not idempotent. The retry policy
+/// and a transport rely on the same list; it is stated once, with the phase
+/// each code belongs to, in docs/transport.md, "The not-sent codes":
+/// client_errc::invalid_argument through invalid_url, insecure_upload_url,
+/// resolve_timeout, connect_timeout, tls_handshake_timeout,
+/// tls_certificate_verify_failed, tls_hostname_mismatch, connect_failed,
+/// proxy_unreachable, proxy_auth_required, proxy_tunnel_refused,
+/// rate_limit_wait_exceeds_deadline, rate_limited_too_long,
+/// cassette_no_match; api_errc::rate_limited; the socket errors
+/// connection_refused, network_unreachable, host_unreachable,
+/// address_not_available (EADDRNOTAVAIL), host_not_found,
+/// host_not_found_try_again, no_data. Nothing else.
 /// \param ec An error code.
-/// \return True exactly for: client_errc::invalid_argument through
-/// invalid_url (caller input), insecure_upload_url, resolve_timeout,
-/// connect_timeout, tls_handshake_timeout, tls_certificate_verify_failed,
-/// tls_hostname_mismatch, rate_limit_wait_exceeds_deadline, the proxy codes,
-/// cassette_no_match; api_errc::rate_limited (a 429: refused, not processed);
-/// the socket errors connection_refused, host_not_found,
-/// host_not_found_try_again, network_unreachable, host_unreachable, no_data.
+/// \return Whether `ec` is one of those codes.
 DIGITAL_DELIVERY_DECL bool is_request_not_sent(const error_code& ec) noexcept;
 
 }  // namespace digital_delivery

@@ -172,7 +172,10 @@ private:
 
 /// A request body produced piece by piece (uploads of up to 2 GB). The
 /// transport sends exactly size() bytes with `Content-Length` (never chunked),
-/// calling async_read_some until the source reports end of data.
+/// calling async_read_some, one read at a time, until the source reports end
+/// of data; a read completes through the read handler's associated executor,
+/// never inline. Only the client calls rewind(): a transport never sends a
+/// stream twice.
 ///
 /// Implementations: file and memory sources in <digital_delivery/upload.hpp>;
 /// users may provide their own.
@@ -213,8 +216,10 @@ struct http_request
     /// presigned query string is not re-encoded).
     std::string url{};
 
-    /// Fields to send. The transport adds Host, Content-Length and, if absent,
-    /// User-Agent; it adds nothing else.
+    /// Fields to send, in order. The transport adds Host, Content-Length
+    /// (always for POST, PUT and PATCH, even 0) and, if absent, User-Agent
+    /// (default_user_agent); it adds nothing else: no Accept, Expect,
+    /// Content-Type (docs/transport.md, "What reaches the wire").
     http_headers headers{};
 
     /// The body when `body_stream` is null (may be empty).
@@ -223,11 +228,16 @@ struct http_request
     /// A streaming body (uploads). When set, `body` is ignored.
     std::shared_ptr<body_source> body_stream{};
 
-    /// Progress of a streaming body; may be empty.
+    /// Progress of a streaming body; may be empty. Called with the body bytes
+    /// written to the connection so far (monotonic; the last call says the
+    /// whole size), on the transport's executor.
     body_progress_fn on_body_progress{};
 
-    /// True when the request may be sent again on a fresh connection if a
-    /// pooled connection turns out to be closed before any response byte.
+    /// True when the transport may send the request again, once, on a fresh
+    /// connection if a pooled connection turns out to be closed before any
+    /// response byte. False: the transport never writes it twice, for any
+    /// reason; a request with a body_stream is never written twice either
+    /// (docs/transport.md, "Never re-send").
     bool idempotent = false;
 
     /// Whole-request timeout for this request; zero means the transport's
@@ -235,7 +245,10 @@ struct http_request
     std::chrono::milliseconds timeout{0};
 };
 
-/// What a transport completes with. On a transport error the status is 0.
+/// What a transport completes with: the final response (status 100-599, an
+/// interim 1xx skipped). On a transport error the status is 0 and the body
+/// is the transport's one-line explanation or empty (docs/transport.md,
+/// "Explaining a failure").
 struct http_response
 {
     unsigned status = 0;     ///< The status code; 0 on a transport error.

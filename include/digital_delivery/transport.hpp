@@ -10,15 +10,23 @@
 /// The transport concept and its type-erased holder.
 ///
 /// A transport sends one http_request and completes with an http_response.
-/// That is the whole contract (docs/transport.md):
+/// The contract, each rule with its reason, is docs/transport.md, "The
+/// contract" (testing::run_transport_conformance checks it):
 ///
 ///  - `get_executor()`: the I/O executor the transport runs on;
-///  - `async_send(http_request, transport_handler)`: sends the request and
-///    completes exactly once with (error_code, http_response). It must not
-///    complete inline from the call (post instead), must honour the handler's
-///    cancellation slot (terminal cancellation at least; complete with
-///    boost::asio::error::operation_aborted), and must deliver the completion
-///    through the handler's associated executor.
+///  - `async_send(http_request, transport_handler)`: sends exactly the
+///    request's bytes and completes exactly once with (error_code,
+///    http_response): never inline from the call (post instead), through the
+///    handler's associated executor, clearing the handler's cancellation slot
+///    there; on terminal cancellation (from another thread) with
+///    boost::asio::error::operation_aborted;
+///  - a failure before any byte of the request was written carries one of
+///    the not-sent codes (is_request_not_sent, docs/transport.md "The
+///    not-sent codes"), any later failure none of them;
+///  - a request whose `idempotent` is false, or with a body_stream, is never
+///    written twice;
+///  - on failure the response's body may carry a one-line explanation (the
+///    client copies it to diagnostics::client_message).
 ///
 /// The client only ever holds an any_transport, so no transport template is
 /// instantiated at a call site.

@@ -13,6 +13,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -158,6 +159,65 @@ TEST(retryable_or_not, as_errors_md_says)
     for (auto e : {ce::request_timeout, ce::idle_timeout, ce::connection_closed, ce::deadline_exceeded})
         EXPECT_FALSE(dd::is_request_not_sent(e)) << dd::make_error_code(e).message();
     EXPECT_FALSE(dd::is_request_not_sent(dd::api_errc::server_error));
+}
+
+// docs/transport.md, "The not-sent codes": the one list, code by code. A
+// connect that failed for a reason without a code of its own (EACCES, EPERM)
+// is connect_failed; EADDRNOTAVAIL (no local port left) is accepted as it
+// comes. Before, both made a request that never left look maybe-processed,
+// and rate_limited_too_long was missing from error.hpp's list.
+TEST(retryable_or_not, the_not_sent_list_of_transport_md)
+{
+    using ce = dd::client_errc;
+    for (auto e : {ce::invalid_argument, ce::invalid_path_parameter, ce::invalid_page, ce::invalid_per_page,
+                   ce::invalid_byte_size, ce::missing_required_field, ce::invalid_base_url, ce::invalid_url,
+                   ce::insecure_upload_url, ce::resolve_timeout, ce::connect_timeout, ce::tls_handshake_timeout,
+                   ce::tls_certificate_verify_failed, ce::tls_hostname_mismatch, ce::connect_failed, ce::proxy_unreachable,
+                   ce::proxy_auth_required, ce::proxy_tunnel_refused, ce::rate_limit_wait_exceeds_deadline,
+                   ce::rate_limited_too_long, ce::cassette_no_match})
+        EXPECT_TRUE(dd::is_request_not_sent(e)) << dd::make_error_code(e).message();
+    for (auto e : {ce::invalid_json, ce::missing_field, ce::wrong_type, ce::invalid_timestamp, ce::unexpected_status,
+                   ce::request_timeout, ce::idle_timeout, ce::tls_error, ce::response_too_large, ce::connection_closed,
+                   ce::protocol_error, ce::deadline_exceeded, ce::source_unreadable, ce::source_size_mismatch,
+                   ce::upload_stalled, ce::cassette_unused_exchanges, ce::cassette_invalid})
+        EXPECT_FALSE(dd::is_request_not_sent(e)) << dd::make_error_code(e).message();
+    for (auto e : {asio::error::connection_refused, asio::error::network_unreachable, asio::error::host_unreachable})
+        EXPECT_TRUE(dd::is_request_not_sent(e)) << dd::error_code(e).message();
+    EXPECT_TRUE(dd::is_request_not_sent(make_error_code(boost::system::errc::address_not_available)));
+    EXPECT_TRUE(dd::is_request_not_sent(dd::error_code(EADDRNOTAVAIL, boost::system::system_category())));
+    EXPECT_TRUE(dd::is_request_not_sent(asio::error::host_not_found));
+    EXPECT_TRUE(dd::is_request_not_sent(asio::error::host_not_found_try_again));
+    EXPECT_TRUE(dd::is_request_not_sent(asio::error::no_data));
+    for (dd::error_code e : {dd::error_code(asio::error::connection_reset), dd::error_code(asio::error::broken_pipe),
+                             dd::error_code(asio::error::eof), dd::error_code(asio::error::timed_out),
+                             dd::error_code(asio::error::access_denied), dd::error_code(asio::error::operation_aborted)})
+        EXPECT_FALSE(dd::is_request_not_sent(e)) << e.message();
+    EXPECT_TRUE(dd::is_transient(ce::connect_failed));
+    EXPECT_EQ(dd::make_error_code(ce::connect_failed), dd::condition::transport);
+    EXPECT_NE(dd::make_error_code(ce::connect_failed), dd::condition::timeout);
+}
+
+// docs/transport.md, "Explaining a failure": the failed response's body is
+// the transport's own text; it reaches diagnostics::client_message and the
+// exception's message. Before, only a cassette's failure had a voice.
+TEST_F(errors_test, a_transports_explanation_reaches_diagnostics_and_the_exception)
+{
+    const std::string why = "Failed to connect to 127.0.0.1 port 1 after 0 ms: Permission denied";
+    fake->expect_any().fail(dd::client_errc::connect_failed, why);
+    auto [ec, o] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec, dd::client_errc::connect_failed);
+    EXPECT_EQ(diag.client_message, why);
+    EXPECT_NE(std::string(dd::error_with_diagnostics(ec, diag).what()).find(why), std::string::npos);
+
+    // Only the first line, and nothing for a cancellation.
+    fake->expect_any().fail(dd::client_errc::request_timeout, "no response within 5 ms\nsecond line");
+    auto [ec2, o2] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec2, dd::client_errc::request_timeout);
+    EXPECT_EQ(diag.client_message, "no response within 5 ms");
+    fake->expect_any().fail(asio::error::operation_aborted, "aborted");
+    auto [ec3, o3] = run([&](auto t) { return dd::async_get_order(client, "o1", diag, t); });
+    EXPECT_EQ(ec3, asio::error::operation_aborted);
+    EXPECT_EQ(diag.client_message, "");
 }
 
 // docs/operations.md, "Diagnostics": cleared when a request starts, which

@@ -89,10 +89,14 @@ public:
         }
         /// Fail at the transport level (e.g. connection_refused, a timeout code).
         /// \param ec The error the request completes with.
+        /// \param why The transport's explanation, one line (docs/transport.md,
+        /// "Explaining a failure"): the failed response's body, which the
+        /// client copies to diagnostics::client_message. Empty: none.
         /// \return This expectation.
-        expectation& fail(error_code ec)
+        expectation& fail(error_code ec, std::string why = {})
         {
             error_ = ec;
+            why_ = std::move(why);
             return *this;
         }
         /// Answer only after `d` (cancellable meanwhile).
@@ -120,6 +124,7 @@ public:
         std::string body_;
         http_headers headers_;
         error_code error_;
+        std::string why_;
         std::chrono::milliseconds delay_{0};
         bool hang_ = false;
     };
@@ -258,6 +263,8 @@ private:
             r.headers = std::move(e.headers_);
             r.body = std::move(e.body_);
         }
+        else
+            r.body = std::move(e.why_);
         if (!e.hang_ && e.delay_.count() == 0)
         {
             // Still honour a cancellation requested before we answer.

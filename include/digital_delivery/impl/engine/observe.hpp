@@ -13,7 +13,10 @@
 #include <digital_delivery/detail/client_impl.hpp>
 #include <digital_delivery/observer.hpp>
 
+#include <boost/asio/error.hpp>
+
 #include <chrono>
+#include <string>
 #include <string_view>
 
 namespace digital_delivery {
@@ -41,28 +44,33 @@ inline std::string_view first_path_id(std::string_view tmpl, std::string_view pa
     return path.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
 }
 
-/// The explanation a transport gives with a cassette failure
-/// (testing::replay_transport): one line in the response body, naming the
-/// request and the closest recorded exchange. Empty for any other failure.
+/// The explanation a transport gives with a failure (docs/transport.md,
+/// "Explaining a failure"): the failed response's body, one line, when the
+/// transport set no status (a proxy's refusal carries the proxy's status and
+/// is described below). Empty when the transport said nothing.
 inline std::string_view transport_explanation(error_code ec, const http_response& r) noexcept
 {
-    if (ec.category() != get_client_category() || !is_cassette_failure(static_cast<client_errc>(ec.value())))
+    if (!ec || r.status != 0 || ec == boost::asio::error::operation_aborted)
         return {};
-    return r.body;
+    std::string_view why = r.body;
+    if (const auto nl = why.find_first_of("\r\n"); nl != std::string_view::npos)
+        why = why.substr(0, nl);
+    return why.substr(0, 1024);
 }
 
 /// A transport failure the diagnostics explain: a proxy's refusal
 /// (client_errc::proxy_*, from beast_transport), with the proxy's status when
-/// it answered, or a cassette's, with the transport's explanation.
+/// it answered, or the transport's own explanation.
 inline void describe_transport_failure(diagnostics* d, error_code ec, const http_response& r)
 {
-    if (!d || ec.category() != get_client_category())
+    if (!d)
         return;
-    if (is_proxy_failure(static_cast<client_errc>(ec.value())))
-        d->client_message = r.status ? "the HTTP proxy answered " + std::to_string(r.status) + ": " + ec.message()
-                                     : ec.message();
+    if (ec.category() == get_client_category() && is_proxy_failure(static_cast<client_errc>(ec.value())) && r.status)
+        d->client_message = "the HTTP proxy answered " + std::to_string(r.status) + ": " + ec.message();
     else if (const auto why = transport_explanation(ec, r); !why.empty())
         d->client_message = std::string(why);
+    else if (ec.category() == get_client_category() && is_proxy_failure(static_cast<client_errc>(ec.value())))
+        d->client_message = ec.message();
 }
 
 inline request_info observed_request(const prepared_request& p, std::string_view host) noexcept

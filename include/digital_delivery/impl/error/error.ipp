@@ -61,6 +61,7 @@ inline const char* client_errc_message(int ev) noexcept
     case client_errc::cassette_invalid: return "The cassette cannot be read or written, or is not a cassette this version reads";
     case client_errc::rate_limited_too_long:
         return "The server's rate limit refused the request for longer than retry_params::max_rate_limited_wait";
+    case client_errc::connect_failed: return "The connection could not be opened (nothing was sent)";
     }
     return "Unknown digital_delivery client error";
 }
@@ -142,7 +143,7 @@ inline bool client_in_condition(client_errc e, condition c) noexcept
                e == client_errc::upload_stalled || e == client_errc::rate_limited_too_long;
     case condition::transport:
         return (e >= client_errc::resolve_timeout && e <= client_errc::protocol_error) ||
-               e == client_errc::unexpected_status || is_proxy_failure(e);
+               e == client_errc::unexpected_status || is_proxy_failure(e) || e == client_errc::connect_failed;
     case condition::rate_limited:
         return e == client_errc::rate_limit_wait_exceeds_deadline || e == client_errc::rate_limited_too_long;
     default: return false;
@@ -241,13 +242,14 @@ DIGITAL_DELIVERY_DECL bool is_request_not_sent(const error_code& ec) noexcept
                e == client_errc::insecure_upload_url || e == client_errc::resolve_timeout || e == client_errc::connect_timeout ||
                e == client_errc::tls_handshake_timeout || e == client_errc::tls_certificate_verify_failed ||
                e == client_errc::tls_hostname_mismatch || e == client_errc::rate_limit_wait_exceeds_deadline ||
-               e == client_errc::rate_limited_too_long ||
+               e == client_errc::rate_limited_too_long || e == client_errc::connect_failed ||
                detail::is_proxy_failure(e) || e == client_errc::cassette_no_match;
     }
     if (ec.category() == get_api_category())
         return static_cast<api_errc>(ec.value()) == api_errc::rate_limited;  // refused, not processed
     return ec == ae::connection_refused || ec == ae::host_not_found || ec == ae::host_not_found_try_again ||
-           ec == ae::network_unreachable || ec == ae::host_unreachable || ec == ae::no_data;
+           ec == ae::network_unreachable || ec == ae::host_unreachable || ec == ae::no_data ||
+           ec == boost::system::errc::address_not_available;
 }
 
 DIGITAL_DELIVERY_DECL bool is_transient(const error_code& ec) noexcept
@@ -257,7 +259,8 @@ DIGITAL_DELIVERY_DECL bool is_transient(const error_code& ec) noexcept
     {
         const auto e = static_cast<client_errc>(ec.value());
         return (e >= client_errc::resolve_timeout && e <= client_errc::idle_timeout) ||
-               e == client_errc::connection_closed || e == client_errc::proxy_unreachable;
+               e == client_errc::connection_closed || e == client_errc::proxy_unreachable ||
+               e == client_errc::connect_failed;
     }
     if (ec.category() == get_api_category())
     {

@@ -43,6 +43,7 @@
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -312,6 +313,26 @@ struct exchange_result
     bool nothing_received = false;  // the connection failed before any response byte
 };
 
+// Invokes a request's handler on its executor, clearing its cancellation
+// slot there first.
+struct completion_call
+{
+    asio::cancellation_slot slot;
+    transport_handler handler;
+    error_code ec;
+    http_response resp;
+
+    using allocator_type = asio::associated_allocator_t<transport_handler>;
+    allocator_type get_allocator() const noexcept { return asio::get_associated_allocator(handler); }
+
+    void operator()()
+    {
+        if (slot.is_connected())
+            slot.clear();
+        std::move(handler)(ec, std::move(resp));
+    }
+};
+
 struct request_op : std::enable_shared_from_this<request_op>
 {
     request_op(std::shared_ptr<beast_transport_impl> i, http_request r, transport_handler h)
@@ -337,6 +358,7 @@ struct request_op : std::enable_shared_from_this<request_op>
     conn_ptr conn;                  // the connection in use
     conn_ptr handoff;               // given by release() to a queued op
     bool slot_granted = false;      // ... or the right to open a new one
+    std::string why;                // a failure's explanation (set on failure paths only)
 
     void interrupt(error_code why)
     {
@@ -363,15 +385,22 @@ struct request_op : std::enable_shared_from_this<request_op>
         if (done)
             return;
         done = true;
-        if (slot.is_connected())
-            slot.clear();
-        auto h = std::move(handler);
-        auto hex = asio::get_associated_executor(h, impl->ex_);
+        if (ec) [[unlikely]]
+            explain(ec, resp);
+        auto hex = asio::get_associated_executor(handler, impl->ex_);
+        // The slot is cleared where the handler runs (completion_call), not
+        // here on the strand: a cancellation slot is not thread-safe and the
+        // emitter runs on the handler's executor (docs/transport.md, rule 4).
+        completion_call c{slot, std::move(handler), ec, std::move(resp)};
         if (initiating)
-            asio::post(impl->ex_, asio::append(std::move(h), ec, std::move(resp)));  // then dispatched to hex
+            asio::post(impl->ex_, asio::bind_executor(hex, std::move(c)));
         else
-            asio::dispatch(hex, asio::append(std::move(h), ec, std::move(resp)));
+            asio::dispatch(hex, std::move(c));
     }
+
+    // A failure's one-line explanation in the response body (docs/transport.md,
+    // "Explaining a failure"); never a secret: no query string, no header.
+    void explain(error_code ec, http_response& resp) const;
 
     void run();
     void acquire();
@@ -848,13 +877,27 @@ asio::awaitable<exchange_result> exchange_stream(std::shared_ptr<request_op> op,
 
 inline bool is_tls_verify_error(long v) noexcept { return v != X509_V_OK; }
 
+// A failed connect: the socket errors of the not-sent list (docs/transport.md)
+// as they are, the kernel's own connect timeout as connect_timeout, any other
+// (EACCES, EPERM, ...) as connect_failed: nothing was sent whatever the reason.
+inline error_code connect_error(const error_code& ec) noexcept
+{
+    if (ec == asio::error::timed_out)
+        return client_errc::connect_timeout;
+    if (ec == asio::error::connection_refused || ec == asio::error::network_unreachable ||
+        ec == asio::error::host_unreachable || ec == boost::system::errc::address_not_available ||
+        ec == asio::error::operation_aborted)
+        return ec;
+    return client_errc::connect_failed;
+}
+
 inline void watch_phase(request_op& op, connection& c, std::chrono::milliseconds limit, client_errc code)
 {
+    // Before the request is written, a timeout is the phase's code even when
+    // the request's own deadline comes first: the request was not sent
+    // (is_request_not_sent), so the retry policy may resend it.
     const auto phase_deadline = clock::now() + limit;
-    if (phase_deadline < op.deadline)
-        watch(c, phase_deadline, code, op.impl->strand_);
-    else
-        watch(c, op.deadline, client_errc::request_timeout, op.impl->strand_);
+    watch(c, phase_deadline < op.deadline ? phase_deadline : op.deadline, code, op.impl->strand_);
 }
 
 inline asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> op, conn_ptr c)
@@ -871,7 +914,10 @@ inline asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> o
     if (op->reason)
         co_return op->reason;
     if (rec)
+    {
+        op->why = "resolving " + (t.proxy ? t.proxy->host : t.host) + ": " + rec.message();
         co_return t.proxy ? error_code(client_errc::proxy_unreachable) : rec;
+    }
 
     watch_phase(*op, *c, p.connect_timeout, client_errc::connect_timeout);
     if (t.tls)
@@ -894,7 +940,11 @@ inline asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> o
     if (op->reason)
         co_return op->reason;
     if (cec)
-        co_return t.proxy ? error_code(client_errc::proxy_unreachable) : cec;
+    {
+        op->why = "connecting to " + (t.proxy ? t.proxy->host + ':' + t.proxy->port : t.host + ':' + t.port) + ": " +
+                  cec.message();
+        co_return t.proxy ? error_code(client_errc::proxy_unreachable) : connect_error(cec);
+    }
     error_code ig;
     c->socket().set_option(tcp::no_delay(true), ig);
     if (t.proxy && t.tls)
@@ -942,6 +992,8 @@ inline asio::awaitable<error_code> open_connection(std::shared_ptr<request_op> o
             long v = c->verify_error;
             if (v == X509_V_OK)
                 v = SSL_get_verify_result(ssl_handle);
+            op->why = "TLS handshake with " + t.host + ':' + t.port + ": " +
+                      (v != X509_V_OK ? std::string(X509_verify_cert_error_string(v)) : hec.message());
             if (v == X509_V_ERR_HOSTNAME_MISMATCH || v == X509_V_ERR_IP_ADDRESS_MISMATCH)
                 co_return client_errc::tls_hostname_mismatch;
             if (p.tls.verify_peer && is_tls_verify_error(v))
@@ -970,6 +1022,38 @@ inline error_code exception_code(const std::exception_ptr& e)
 }
 
 // --- the request state machine (strand only) ---
+
+inline void request_op::explain(error_code ec, http_response& resp) const
+{
+    if (ec == asio::error::operation_aborted || resp.status != 0 || !resp.body.empty())
+        return;
+    if (!why.empty())
+    {
+        resp.body = why;
+        return;
+    }
+    if (!pool)
+        return;
+    const auto& p = impl->params_;
+    const auto ms = [](std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; };
+    const auto whole = req.timeout.count() > 0 ? req.timeout : p.request_timeout;
+    const std::string where = pool->host + ':' + pool->port;
+    if (ec == client_errc::resolve_timeout)
+        resp.body = "resolving " + pool->host + ": no answer within " + ms(std::min(p.resolve_timeout, whole));
+    else if (ec == client_errc::connect_timeout)
+        resp.body = "connecting to " + where + ": no connection within " + ms(std::min(p.connect_timeout, whole));
+    else if (ec == client_errc::tls_handshake_timeout)
+        resp.body = "TLS handshake with " + where + ": not finished within " + ms(std::min(p.tls_handshake_timeout, whole));
+    else if (ec == client_errc::request_timeout)
+        resp.body = "request to " + where + ": no complete response within " + ms(whole);
+    else if (ec == client_errc::response_too_large)
+        resp.body = "response from " + where + ": the body exceeds response_body_limit (" +
+                    std::to_string(p.response_body_limit) + " bytes)";
+    else if (ec == client_errc::connection_closed)
+        resp.body = where + " closed the connection before a complete response";
+    else if (ec == client_errc::protocol_error)
+        resp.body = "response from " + where + ": not valid HTTP/1.1";
+}
 
 inline void request_op::run()
 {
@@ -1054,8 +1138,9 @@ inline void request_op::on_wait(error_code)
     }
     if (granted)
         return open_new();
-    // The deadline passed while waiting.
-    interrupt(client_errc::request_timeout);
+    // The deadline passed while waiting for a connection: nothing was sent.
+    why = "no connection to " + pool->host + ':' + pool->port + " became free within the request's timeout";
+    interrupt(client_errc::connect_timeout);
     complete(reason);
 }
 

@@ -51,7 +51,8 @@ DIGITAL_DELIVERY_DECL std::string_view error_type(const error_code& ec) noexcept
         "response_too_large", "connection_closed", "protocol_error", "deadline_exceeded",
         "rate_limit_wait_exceeds_deadline", "source_unreadable", "source_size_mismatch", "upload_stalled",
         "insecure_upload_url", "proxy_unreachable", "proxy_auth_required", "proxy_tunnel_refused",
-        "cassette_no_match", "cassette_unused_exchanges", "cassette_invalid", "rate_limited_too_long"};
+        "cassette_no_match", "cassette_unused_exchanges", "cassette_invalid", "rate_limited_too_long",
+        "connect_failed"};
     static constexpr std::string_view api_names[] = {
         "invalid_api_key", "not_found", "order_not_found", "asset_not_found", "digital_product_not_found",
         "validation_failed", "external_url_blank", "preorder_launch_date_too_soon", "asset_ids_invalid",
