@@ -784,6 +784,11 @@ private:
                 diag_->attempts = attempts_;
             if (ec && ec == client_errc::upload_stalled)
                 diag_->client_message = "no upload progress for " + std::to_string(opts_.stall_timeout.count()) + " ms";
+            // The asset exists from the create's answer on: say which, so that
+            // a caller with only the exception (the default token) can
+            // finish or delete it.
+            if (ec && !asset_.id.empty())
+                diag_->asset_id = asset_.id;
         }
         deadline_timer_.cancel();
         stall_timer_.cancel();
