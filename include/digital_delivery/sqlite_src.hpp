@@ -20,5 +20,6 @@
 #endif
 
 #include <digital_delivery/impl/sqlite/sqlite_state.ipp>
+#include <digital_delivery/impl/upload/sqlite_upload_journal.ipp>
 
 #endif
