@@ -71,6 +71,7 @@ struct upload_record
     std::string filename{};       ///< What POST /assets was told: filename, content type, name.
     std::optional<std::string> content_type{};  ///< See filename.
     std::optional<std::string> name{};          ///< See filename.
+    std::optional<bool> watermark_asset{};      ///< See filename.
     upload_stage stage = upload_stage::creating;  ///< Where it is.
     std::string asset_id{};       ///< From `created` on: the asset.
     /// When the last POST /assets was announced (Unix time, ms, local clock):
@@ -241,6 +242,7 @@ auto async_upload_file(client& c, upload_journal& journal, std::string_view path
         meta.content_type = std::string(*params.content_type);
     if (params.name)
         meta.name = std::string(*params.name);
+    meta.watermark_asset = params.watermark_asset;
     const journal_options* o = t.op_options();
     return t.template initiate<void(error_code, journaled_upload)>(
         detail::upload_file_initiation{}, &c, &journal, std::string(path), std::move(meta), o ? *o : journal_options{},

@@ -30,6 +30,7 @@ inline constexpr std::string_view upload_journal_migrations[] = {
     " filename TEXT NOT NULL,"
     " content_type TEXT,"
     " name TEXT,"
+    " watermark_asset INTEGER CHECK (watermark_asset IN (0, 1)),"
     " stage INTEGER NOT NULL CHECK (stage BETWEEN 1 AND 4),"
     " asset_id TEXT NOT NULL DEFAULT '',"
     " intent_unix_ms INTEGER NOT NULL);"
@@ -38,7 +39,7 @@ inline constexpr std::string_view upload_journal_migrations[] = {
 };
 
 inline constexpr std::string_view upload_journal_columns =
-    "id, path, size, sha256, filename, content_type, name, stage, asset_id, intent_unix_ms";
+    "id, path, size, sha256, filename, content_type, name, stage, asset_id, intent_unix_ms, watermark_asset";
 
 inline upload_record read_upload_record(const sqlite_statement& st, const std::string& file)
 {
@@ -53,6 +54,8 @@ inline upload_record read_upload_record(const sqlite_statement& st, const std::s
     const std::int64_t stage = st.column_int64(7);
     r.asset_id = st.column_text(8);
     r.intent_unix_ms = st.column_int64(9);
+    if (!st.is_null(10))
+        r.watermark_asset = st.column_int64(10) != 0;
     if (size < 0 || stage < 1 || stage > 4 || (stage > 1 && r.asset_id.empty()))
     {
         diagnostics d;
@@ -76,6 +79,10 @@ inline void bind_upload_record(sqlite_statement& st, const upload_record& r)
         .bind(7, static_cast<std::int64_t>(r.stage))
         .bind(8, r.asset_id)
         .bind(9, r.intent_unix_ms);
+    if (r.watermark_asset)
+        st.bind(10, static_cast<std::int64_t>(*r.watermark_asset));
+    else
+        st.bind(10, nullptr);
 }
 
 }  // namespace detail
@@ -111,7 +118,7 @@ DIGITAL_DELIVERY_DECL std::int64_t sqlite_upload_journal::insert(const upload_re
 {
     auto tx = db_.begin();
     auto st = db_.prepare("INSERT INTO dd_upload_journal(path, size, sha256, filename, content_type, name, stage, asset_id, "
-                          "intent_unix_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                          "intent_unix_ms, watermark_asset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     detail::bind_upload_record(st, r);
     st.run();
     const std::int64_t id = db_.last_insert_rowid();
@@ -123,9 +130,9 @@ DIGITAL_DELIVERY_DECL void sqlite_upload_journal::update(const upload_record& r)
 {
     auto tx = db_.begin();
     auto st = db_.prepare("UPDATE dd_upload_journal SET path = ?, size = ?, sha256 = ?, filename = ?, content_type = ?, "
-                          "name = ?, stage = ?, asset_id = ?, intent_unix_ms = ? WHERE id = ?");
+                          "name = ?, stage = ?, asset_id = ?, intent_unix_ms = ?, watermark_asset = ? WHERE id = ?");
     detail::bind_upload_record(st, r);
-    st.bind(10, r.id);
+    st.bind(11, r.id);
     st.run();
     tx.commit();
 }

@@ -20,6 +20,8 @@
 #include <digital_delivery/upload.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -378,6 +380,7 @@ private:
             p.content_type = *rec.content_type;
         if (rec.name)
             p.name = *rec.name;
+        p.watermark_asset = rec.watermark_asset;
         auto [ec, a] = co_await async_upload_asset(c_, src, p, uo, request_.get(), *diag_,
                                                    boost::asio::as_tuple(boost::asio::use_awaitable));
         if (!ec)
@@ -431,13 +434,16 @@ template <class Make>
 void spawn_journal(client& c, diagnostics* diag, journal_handler handler, std::shared_ptr<journal_driver> d, Make make)
 {
     auto ex = c.get_executor();
+    // The caller's cancellation slot reaches the coroutine (co_spawn takes it
+    // from the completion handler), and from there every operation it awaits.
+    auto slot = boost::asio::get_associated_cancellation_slot(handler);
     boost::asio::co_spawn(
         ex,
         [d, make = std::move(make), ex]() mutable -> boost::asio::awaitable<journal_driver::result> {
             co_await boost::asio::post(ex, boost::asio::use_awaitable);  // never inline
             co_return co_await make(*d);
         },
-        [d, diag, handler = std::move(handler)](std::exception_ptr e, journal_driver::result r) mutable {
+        boost::asio::bind_cancellation_slot(slot, [d, diag, handler = std::move(handler)](std::exception_ptr e, journal_driver::result r) mutable {
             if (e)
             {
                 error_code ec = make_error_code(boost::system::errc::io_error);
@@ -460,7 +466,7 @@ void spawn_journal(client& c, diagnostics* diag, journal_handler handler, std::s
                 return;
             }
             std::move(handler)(std::get<0>(r), std::move(std::get<1>(r)));
-        }
+        })
     );
 }
 
