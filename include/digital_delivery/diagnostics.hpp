@@ -60,6 +60,14 @@ struct diagnostics
     /// not count 429s).
     unsigned attempts = 0;
     std::chrono::milliseconds total_wait{0};  ///< Rate-limiter waits and retry backoff, summed.
+    /// The asset an upload operation worked on, when it failed after the asset
+    /// existed: async_upload_asset sets it once POST /assets answered with the
+    /// asset (the asset exists and counts against the quotas: finish it with
+    /// async_replace_asset_body on this id, or delete it), async_replace_asset_body
+    /// to the asset it was given. Empty otherwise, and on success (the
+    /// result carries the asset). With the default token the exception
+    /// (error_with_diagnostics) carries it: `e.get_diagnostics().asset_id`.
+    std::string asset_id{};
 
     /// Resets every member to its default.
     void clear() { *this = diagnostics{}; }

@@ -51,7 +51,9 @@
 // compilation a translation unit that includes this header does not parse
 // <sqlite3.h>.
 extern "C" {
+/// SQLite's connection handle (declared by <sqlite3.h> too).
 typedef struct sqlite3 sqlite3;
+/// SQLite's prepared-statement handle (declared by <sqlite3.h> too).
 typedef struct sqlite3_stmt sqlite3_stmt;
 }
 

@@ -10,6 +10,8 @@
 /// The parameters, options and progress reports of the upload operations
 /// (<digital_delivery/upload.hpp>, docs/uploads.md).
 
+#include <digital_delivery/asset.hpp>
+#include <digital_delivery/error.hpp>
 #include <digital_delivery/string_ref.hpp>
 
 #include <chrono>
@@ -116,6 +118,14 @@ struct upload_options
     /// result carries the committed metadata (default: true). If that GET
     /// fails, the upload still succeeds with the asset as created.
     bool reread_asset = true;
+    /// Called once by async_upload_asset when POST /assets answered with the
+    /// asset, before the first PUT, on the client's executor (default: none):
+    /// the moment to record the asset's id durably (the upload journal,
+    /// <digital_delivery/upload_journal.hpp>, does). An error it returns (or
+    /// the code of a boost::system::system_error it throws) ends the operation
+    /// with that error before the PUT; the asset exists
+    /// (diagnostics::asset_id). Not called by async_replace_asset_body.
+    std::function<error_code(const asset&)> on_created{};
 };
 
 }  // namespace digital_delivery

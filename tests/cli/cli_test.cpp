@@ -507,9 +507,17 @@ TEST(cli_assets, upload_and_replace_a_file)
     EXPECT_EQ(up.json(), e.api("GET", "/assets/" + id).at("asset"));
     EXPECT_EQ(up.json().at("byte_size"), 300000);
     EXPECT_NE(up.err.find("upload 100%"), std::string::npos) << up.err;  // plain progress lines off a terminal
-    auto quiet = e.run({"assets", "upload", file.string(), "--no-progress"});
+    // The same file again: the upload journal reports the asset, sends no write.
+    auto again = e.run({"assets", "upload", file.string(), "--no-progress", "-o", "json"});
+    EXPECT_OK(again);
+    EXPECT_EQ(id_of(again.json()), id);
+    EXPECT_NE(again.err.find("was uploaded before (same content) as asset " + id + ": nothing sent"), std::string::npos)
+        << again.err;
+    EXPECT_EQ(e.api("GET", "/assets").at("assets").as_array().size(), 1u);
+    auto quiet = e.run({"assets", "upload", file.string(), "--no-progress", "--new-asset"});
     EXPECT_OK(quiet);
     EXPECT_EQ(quiet.err, "");
+    EXPECT_EQ(e.api("GET", "/assets").at("assets").as_array().size(), 2u);
 
     const fs::path v2 = e.home.path / "manual-v2.pdf";
     std::ofstream(v2) << std::string(1000, 'y');

@@ -97,9 +97,11 @@ OPT_IN_STORES = {
     "sqlite": {
         "sqlite_state.hpp",
         "sqlite_src.hpp",
+        "sqlite_upload_journal.hpp",
         "impl/sqlite/sqlite_state.ipp",
         "sqlite_feed_checkpoint.hpp",
         "impl/feed/sqlite_feed_checkpoint.ipp",
+        "impl/upload/sqlite_upload_journal.ipp",
     },
 }
 # Each opt-in component's public header(s), and the source file that compiles
@@ -109,6 +111,7 @@ OPT_IN_HEADERS = {
     "digital_delivery/redis_rate_limit_store.hpp": "redis",
     "digital_delivery/shm_rate_limit_store.hpp": "shm",
     "digital_delivery/sqlite_state.hpp": "sqlite",
+    "digital_delivery/sqlite_upload_journal.hpp": "sqlite",
 }
 OPT_IN_SOURCE = {"redis": "src.hpp", "shm": "src.hpp", "sqlite": "sqlite_src.hpp"}
 OPT_IN_STORE_FILES = {f"digital_delivery/{f}": store for store, files in OPT_IN_STORES.items()

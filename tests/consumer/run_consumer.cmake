@@ -38,10 +38,11 @@ if(MODE STREQUAL "install")
     endif()
 elseif(MODE STREQUAL "find_package")
     run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=find_package
-        -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_BUILD_TYPE=Debug)
+        -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_BUILD_TYPE=Debug -DDD_CONSUMER_SQLITE=ON)
     run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
     run(${WORK_DIR}/build/consumer)
     run(${WORK_DIR}/build/consumer_compiled)
+    run(${WORK_DIR}/build/consumer_sqlite)  # the component "sqlite" of the installed package
 elseif(MODE STREQUAL "subdirectory" OR MODE STREQUAL "fetchcontent")
     if(MODE STREQUAL "subdirectory")
         set(ours ${WORK_DIR}/build/digital_delivery)
@@ -129,6 +130,14 @@ elseif(MODE STREQUAL "pkg_config")
     run(${CXX} -std=c++20 -Wall -Wextra -Werror ${project_dir}/minimal.cpp -o ${WORK_DIR}/consumer_compiled
         ${flags} "-DDD_EXPECTED_VERSION=\"${version}\"")
     run(${WORK_DIR}/consumer_compiled)
+    # The SQLite component: digital_delivery_sqlite_compiled.pc requires
+    # digital_delivery_compiled and sqlite3.
+    pkg_flags(flags digital_delivery_sqlite_compiled)
+    if(NOT flags MATCHES "-ldigital_delivery_sqlite" OR NOT flags MATCHES "-lsqlite3")
+        message(FATAL_ERROR "digital_delivery_sqlite_compiled.pc: not the SQLite component's flags: ${flags}")
+    endif()
+    run(${CXX} -std=c++20 -Wall -Wextra -Werror ${project_dir}/sqlite.cpp -o ${WORK_DIR}/consumer_sqlite ${flags})
+    run(${WORK_DIR}/consumer_sqlite)
     # Both files name the sandbox the same (empty when it was not built).
     foreach(pkg digital_delivery digital_delivery_compiled)
         execute_process(COMMAND pkg-config --variable=sandbox_exe ${pkg} OUTPUT_VARIABLE sandbox_${pkg}

@@ -525,6 +525,7 @@ TEST_F(upload_test, signature_mismatch_is_typed_and_not_retried)
     auto r = run_upload(std::make_shared<dd::memory_source>("abc"), {.filename = "manual.pdf"});
     EXPECT_EQ(r.ec, dd::api_errc::storage_signature_mismatch);
     EXPECT_EQ(r.a.id, "a1");
+    EXPECT_EQ(diag.asset_id, "a1");
     EXPECT_EQ(diag.http_status, 403u);
     EXPECT_EQ(diag.code, "SignatureDoesNotMatch");
     EXPECT_NE(diag.server_message.find("signature we calculated"), std::string::npos);
@@ -900,6 +901,53 @@ TEST_F(upload_test, deferred_use_awaitable_and_as_tuple)
     EXPECT_EQ(id1, "a1");
     EXPECT_EQ(id2, "a1");
     EXPECT_EQ(thrown, dd::client_errc::invalid_byte_size);
+}
+
+// The default token's exception carries the created asset's id
+// (diagnostics::asset_id): the asset exists and counts against the quotas, and
+// the exception is all such a caller gets. A failure before the create carries
+// none. Before: asset_id did not exist; the id was only in the handler's asset.
+TEST_F(upload_test, the_default_tokens_exception_names_the_created_asset)
+{
+    fake->expect(dd::http_method::post, api("/assets")).respond(201, with_upload(3));
+    fake->expect(dd::http_method::put, put_target).respond(403, sig_xml, dd::http_headers{}).header("Content-Type", "application/xml");
+    fake->expect(dd::http_method::post, api("/assets")).respond(422, R"({"errors":["Storage quota exceeded"]})");
+    std::string created, before_create, text;
+    dd::error_code first, second;
+    asio::co_spawn(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            const dd::upload_asset_params meta{.filename = "manual.pdf"};
+            auto src = std::make_shared<dd::memory_source>("abc");
+            try
+            {
+                co_await dd::async_upload_asset(client, src, meta);
+            }
+            catch (const dd::error_with_diagnostics& e)
+            {
+                first = e.code();
+                created = e.get_diagnostics().asset_id;
+                text = e.what();
+            }
+            src->rewind();
+            try
+            {
+                co_await dd::async_upload_asset(client, src, meta);
+            }
+            catch (const dd::error_with_diagnostics& e)
+            {
+                second = e.code();
+                before_create = e.get_diagnostics().asset_id;
+            }
+        },
+        asio::detached
+    );
+    dd_test::run(ioc);
+    EXPECT_EQ(first, dd::api_errc::storage_signature_mismatch);
+    EXPECT_EQ(created, "a1");
+    EXPECT_NE(text.find("[asset a1]"), std::string::npos) << text;
+    EXPECT_TRUE(second) << "the second create should fail";
+    EXPECT_EQ(before_create, "");
 }
 
 TEST_F(upload_test, deferred_operation_outlives_its_arguments)

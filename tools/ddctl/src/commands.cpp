@@ -4,6 +4,7 @@
 #include "commands.hpp"
 
 #include "errors.hpp"
+#include "journal.hpp"
 #include "output.hpp"
 #include "payload.hpp"
 #include "watch.hpp"
@@ -266,6 +267,7 @@ struct upload_args
     std::string content_type;
     std::string name;
     std::string watermark;  // "", "true", "false"
+    bool new_asset = false;  // upload: a new asset even when the journal has this content committed
     payload_values replacement;  // replace without FILE: the endpoint's own body
 };
 
@@ -316,6 +318,8 @@ void add_upload_commands(CLI::App& assets, selection& sel)
         app->add_option("file", a->file, "the file to upload")->required();
         upload_options_of(*app, *a);
         app->add_option("--name", a->name, "display name");
+        app->add_flag("--new-asset", a->new_asset,
+                      "create a new asset even when the upload journal has this content uploaded (docs/cli.md)");
         completes_with(app->add_option("--watermark-asset", a->watermark, "PDF watermarking on delivery (true|false)")
                            ->check(CLI::IsMember({"true", "false"})),
                        {"true", "false"});
@@ -329,6 +333,11 @@ void add_upload_commands(CLI::App& assets, selection& sel)
                     params.name = std::string_view(a->name);
                 if (!a->watermark.empty())
                     params.watermark_asset = a->watermark == "true";
+                if (!s.dry_run)  // through the upload journal (journal.cpp)
+                {
+                    co_await journaled_upload(s, a->file, params, progress_options(s.terminal_err, s.progress), a->new_asset);
+                    co_return;
+                }
                 // named: g++ 12 miscompiles a capturing lambda passed inside co_await (docs/compilers.md)
                 const auto start = [&](std::shared_ptr<dd::file_source> src, const dd::upload_options& o,
                                        dd::diagnostics& diag) {
@@ -654,6 +663,7 @@ void add_api_commands(CLI::App& root, selection& sel)
                      "ddctl assets delete 3f2a0c1e-... --yes", dd::async_delete_asset, whole_spec, kind::deletes,
                      "deletes asset");
     add_upload_commands(*assets, sel);
+    add_recover_command(*assets, sel);
 
     auto* products = add_command(root, "products", "Digital products: assets linked to a storefront product",
                                  "ddctl products list --store-product-id 7500000001111");

@@ -7,9 +7,11 @@
 #include "watch.hpp"
 
 #include "errors.hpp"
+#include "journal.hpp"
 
 #include <digital_delivery/order_feed.hpp>
 #include <digital_delivery/sqlite_feed_checkpoint.hpp>
+#include <digital_delivery/impl/crypto/sha256.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
@@ -17,14 +19,11 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include <openssl/evp.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -34,7 +33,6 @@
 
 #include <signal.h>
 #include <spawn.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,50 +42,12 @@ namespace ddctl {
 
 namespace asio = boost::asio;
 
-namespace {
-
-// $XDG_STATE_HOME/ddctl, else ~/.local/state/ddctl. (The upload journal's
-// branch has its own state_directory(getenv): one of the two is to go when
-// both are merged.)
-std::string watch_state_directory()
-{
-    const char* xdg = std::getenv("XDG_STATE_HOME");
-    std::filesystem::path base;
-    if (xdg && *xdg == '/')
-        base = xdg;
-    else
-    {
-        const char* home = std::getenv("HOME");
-        if (!home || !*home)
-            throw cli_error(exit_usage, "no state directory: set XDG_STATE_HOME or HOME");
-        base = std::filesystem::path(home) / ".local" / "state";
-    }
-    return (base / "ddctl").string();
-}
-
-}  // namespace
-
 std::string key_fingerprint(const std::string& base_url, const std::string& api_key)
 {
-    // 16 hex digits of SHA-256("ddctl watch v1" \0 base URL \0 key): tells
-    // profiles and keys apart; the key cannot be read back from it.
-    std::string in = "ddctl watch v1";
-    in.push_back('\0');
-    in += base_url;
-    in.push_back('\0');
-    in += api_key;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    if (!EVP_Digest(in.data(), in.size(), md, &n, EVP_sha256(), nullptr))
-        throw cli_error(exit_failure, "SHA-256 failed");
-    static const char* hex = "0123456789abcdef";
-    std::string out;
-    for (unsigned i = 0; i < 8 && i < n; ++i)
-    {
-        out.push_back(hex[md[i] >> 4]);
-        out.push_back(hex[md[i] & 15]);
-    }
-    return out;
+    // 16 hex digits of the SHA-256 of the base URL and key (the digest the
+    // rate-limit stores and the upload journal name their state by): tells
+    // keys apart; the key cannot be read back from it.
+    return dd::detail::store_key_digest(base_url, api_key).substr(0, 16);
 }
 
 namespace {
@@ -221,12 +181,7 @@ asio::awaitable<void> watch(session& s, const watch_args& a)
             throw cli_error(exit_usage, "--since: '" + a.since + "' is not a date (YYYY-MM-DD)");
         o.since = dd::timestamp(std::chrono::sys_days(*since));
     }
-    const std::string dir = watch_state_directory();
-    std::error_code fec;
-    std::filesystem::create_directories(dir, fec);
-    if (fec)
-        throw cli_error(exit_failure, "state directory " + dir + ": " + fec.message());
-    ::chmod(dir.c_str(), 0700);
+    const std::string dir = make_state_directory();
     const std::string file = dir + "/watch-" + (s.profile.empty() ? std::string("default") : s.profile) + "-" +
                              s.key_fingerprint + ".db";
     std::shared_ptr<dd::sqlite_feed_checkpoint> cp;

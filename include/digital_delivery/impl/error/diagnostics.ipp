@@ -59,6 +59,12 @@ DIGITAL_DELIVERY_DECL std::string diagnostics::to_string() const
         }
         r += ") ";
     }
+    if (!asset_id.empty())
+    {
+        r += "[asset ";
+        r += asset_id;
+        r += "] ";
+    }
     while (!r.empty() && (r.back() == ' ' || r.back() == ':'))
         r.pop_back();
     return r;

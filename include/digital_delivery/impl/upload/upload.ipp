@@ -47,6 +47,7 @@
 #include <digital_delivery/detail/clock.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/system_executor.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <array>
 #include <cerrno>
@@ -401,6 +402,23 @@ private:
             return finish(reason_);
         if (ec)
             return finish(ec);
+        if (!req_.replace && !created_reported_ && opts_.on_created && !asset_.id.empty())
+        {
+            created_reported_ = true;
+            error_code hec;
+            std::string hwhy;
+            try
+            {
+                hec = opts_.on_created(asset_);
+            }
+            catch (const boost::system::system_error& e)
+            {
+                hec = e.code();
+                hwhy = e.what();
+            }
+            if (hec)
+                return finish(hec, hwhy.empty() ? "upload_options::on_created refused the asset" : "upload_options::on_created: " + hwhy);
+        }
         std::string why;
         if (auto vec = require_upload_handle(r, why))
             return finish(vec, std::move(why));
@@ -784,6 +802,11 @@ private:
                 diag_->attempts = attempts_;
             if (ec && ec == client_errc::upload_stalled)
                 diag_->client_message = "no upload progress for " + std::to_string(opts_.stall_timeout.count()) + " ms";
+            // The asset exists from the create's answer on: say which, so that
+            // a caller with only the exception (the default token) can
+            // finish or delete it.
+            if (ec && !asset_.id.empty())
+                diag_->asset_id = asset_.id;
         }
         deadline_timer_.cancel();
         stall_timer_.cancel();
@@ -825,6 +848,7 @@ private:
     upload_options opts_;
     stored_request_options request_;  // for the API requests; its deadline bounds the operation
     diagnostics* diag_;
+    bool created_reported_ = false;
     upload_handler handler_;
     detail::timer deadline_timer_;
     detail::timer stall_timer_;
