@@ -61,3 +61,11 @@ if ! cmp -s "$schema_dir/package-lock.json" "$schema_dir/node_modules/.package-l
   (cd "$schema_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   cp "$schema_dir/package-lock.json" "$schema_dir/node_modules/.package-lock.json.installed"
 fi
+
+# The packaging checks (tests/packaging.sh, ctest packaging_checks): ajv-cli,
+# pinned in tests/packaging/package-lock.json, reinstalled only when it changed.
+packaging_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/packaging"
+if ! cmp -s "$packaging_dir/package-lock.json" "$packaging_dir/node_modules/.package-lock.json.installed"; then
+  (cd "$packaging_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$packaging_dir/package-lock.json" "$packaging_dir/node_modules/.package-lock.json.installed"
+fi
