@@ -18,9 +18,11 @@
 #              post-build rules (check_vcpkg.py), the package moved to another
 #              prefix and conan/test_package configured (--cheap) or built and run
 #              against it, and pkg-config from there. Header-only; the full run
-#              also does the features compiled, sandbox and cli (release and debug)
+#              also with the features $DD_VCPKG_FEATURES (default compiled;sandbox;
+#              release and debug), the sandbox started from tools/
 #   conan      conan/conanfile.py called through a stand-in of Conan's API
-#              (check_conan.py): header-only; the full run also with every option on
+#              (check_conan.py): header-only; the full run also with the options
+#              $DD_CONAN_OPTIONS (default compiled=True sandbox=True)
 #   deb        dpkg-buildpackage -us -uc -b, lintian, the packages unpacked into a
 #              temporary root (dpkg-deb -x): conan/test_package built with
 #              find_package, a consumer with pkg-config, ddctl --version, the
@@ -47,7 +49,7 @@ while [ $# -gt 0 ]; do
     --work) work=$2; shift ;;
     --jobs) jobs=$2; shift ;;
     --run-step) run_step=$2; shift ;;
-    -h|--help) sed -n '5,36p' "$0"; exit 0 ;;
+    -h|--help) sed -n '5,39p' "$0"; exit 0 ;;
     -*) echo "packaging.sh: unknown option $1" >&2; exit 2 ;;
     *) steps+=("$1") ;;
   esac
@@ -58,6 +60,12 @@ work=$(cd "$work" && pwd)
 version=$(head -n1 "$root/VERSION")
 cxx=${CXX:-g++-12}
 launcher=()
+# The full run's vcpkg features and Conan options (beside header-only). The
+# default leaves out ddctl (cli), which the deb step builds and runs: each
+# build of the tools costs minutes of CPU. DD_VCPKG_FEATURES="compiled;sandbox;cli"
+# DD_CONAN_OPTIONS="compiled=True sandbox=True cli=True" for everything.
+vcpkg_features=${DD_VCPKG_FEATURES:-compiled;sandbox}
+conan_options=${DD_CONAN_OPTIONS:-compiled=True sandbox=True}
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
 say() { echo "== $*"; }
@@ -153,12 +161,19 @@ vcpkg_port() {
 step_vcpkg() {
   vcpkg_port header-only "" "$((1 - cheap))"
   if [ "$cheap" = 0 ]; then
-    vcpkg_port all-features "compiled;sandbox;cli" 1
-    local tools=$work/vcpkg/all-features/installed/x64-linux/tools/digital-delivery
-    "$tools/ddctl" --version | grep -F "$version"
-    [ -x "$tools/digital-delivery-sandbox" ]
-    grep -q 'tools/digital-delivery/digital-delivery-sandbox' \
-      "$work/vcpkg/all-features/installed/x64-linux/share/digital_delivery/digital_delivery-targets-release.cmake"
+    vcpkg_port features "$vcpkg_features" 1
+    local installed=$work/vcpkg/features/installed/x64-linux
+    if [[ ";$vcpkg_features;" == *";cli;"* ]]; then
+      "$installed/tools/digital-delivery/ddctl" --version | grep -F "$version"
+    fi
+    if [[ ";$vcpkg_features;" == *";sandbox;"* ]]; then
+      # The exported target follows the executable into tools/; it starts.
+      grep 'tools/digital-delivery/digital-delivery-sandbox' \
+        "$installed/share/digital_delivery/digital_delivery-targets-release.cmake"
+      bash "$root/tests/common/with_sandbox.sh" "$installed/tools/digital-delivery/digital-delivery-sandbox" -- \
+        bash -c 'curl -fsS "${DIGITAL_DELIVERY_BASE_URL%/api/v1/external}/sandbox/health"'
+      echo
+    fi
   fi
 }
 
@@ -166,9 +181,10 @@ step_conan() {
   DD_QUIET=1 CXX=$cxx DD_CXX_LAUNCHER=${launcher:+ccache} DD_JOBS=$jobs \
     python3 "$here/check_conan.py" --work "$work/conan/header-only"
   if [ "$cheap" = 0 ]; then
+    local opts=()
+    for o in $conan_options; do opts+=(--option "$o"); done
     DD_QUIET=1 CXX=$cxx DD_CXX_LAUNCHER=${launcher:+ccache} DD_JOBS=$jobs \
-      python3 "$here/check_conan.py" --work "$work/conan/all-options" \
-      --option compiled=True --option cli=True --option sandbox=True
+      python3 "$here/check_conan.py" --work "$work/conan/options" "${opts[@]}"
   fi
 }
 
@@ -247,7 +263,7 @@ if [ ${#steps[@]} -eq 0 ]; then
   if [ "$cheap" = 1 ]; then
     steps=(schema versions copyright vcpkg conan)
   else
-    steps=(deps schema versions copyright vcpkg conan deb dist)
+    steps=(deps schema versions copyright deb vcpkg conan dist)
   fi
 fi
 summary=()
