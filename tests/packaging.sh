@@ -153,8 +153,19 @@ vcpkg_port() {
   if [ "$build" = 1 ]; then
     cmake --build "$d/test_package" --parallel "$jobs"
     "$d/test_package/test_package"
-    cmake -DMODE=pkg_config -DPREFIX="$moved" -DWORK_DIR="$d/pkg_config" -DCXX="$cxx" \
-          -P "$root/tests/consumer/run_consumer.cmake"
+    if [ -f "$moved/lib/pkgconfig/digital_delivery_compiled.pc" ]; then
+      cmake -DMODE=pkg_config -DPREFIX="$moved" -DWORK_DIR="$d/pkg_config" -DCXX="$cxx" \
+            -P "$root/tests/consumer/run_consumer.cmake"
+    else
+      # Header-only: digital_delivery.pc alone.
+      local flags
+      flags=$(PKG_CONFIG_PATH=$moved/share/pkgconfig pkg-config --cflags --libs digital_delivery)
+      [[ "$flags" == *"-I$moved/share/pkgconfig/../../include"* ]] || { echo "pkg-config: $flags" >&2; return 1; }
+      # shellcheck disable=SC2086
+      "$cxx" -std=c++20 -Wall -Wextra -Werror "$root/tests/consumer/project/minimal.cpp" -o "$d/minimal" $flags \
+        "-DDD_EXPECTED_VERSION=\"$version\""
+      "$d/minimal"
+    fi
   fi
 }
 
