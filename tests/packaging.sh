@@ -261,7 +261,7 @@ step_dist() {
   [ "$in_git" = "$in_tar" ]
   cmake -S "$src" -B "$src/_build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" "${launcher[@]}" \
         -DDIGITAL_DELIVERY_BUILD_TESTS=ON >"$d/configure.log"
-  ninja -C "$src/_build" -j"$jobs" unit_tests >"$d/build.log" || { tail -40 "$d/build.log"; return 1; }
+  ninja -C "$src/_build" -j"$jobs" -k 0 unit_tests >"$d/build.log" || { grep -A12 "^FAILED" "$d/build.log" | head -80; return 1; }
   ctest --test-dir "$src/_build" -L unit -j"$jobs" --output-on-failure
 }
 
