@@ -57,17 +57,18 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
-schema_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/trace/otlp_schema"
-if ! cmp -s "$schema_dir/package-lock.json" "$schema_dir/node_modules/.package-lock.json.installed"; then
-  (cd "$schema_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-  cp "$schema_dir/package-lock.json" "$schema_dir/node_modules/.package-lock.json.installed"
-fi
-
+# npm_ci DIR: the packages pinned in DIR/package-lock.json (`npm ci`: exactly
+# the lockfile, nothing resolved anew), reinstalled only when the lockfile changed.
+tests_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+npm_ci() {
+  if ! cmp -s "$1/package-lock.json" "$1/node_modules/.package-lock.json.installed"; then
+    (cd "$1" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    cp "$1/package-lock.json" "$1/node_modules/.package-lock.json.installed"
+  fi
+}
+npm_ci "$tests_dir/trace/otlp_schema"
 # The sandbox's pages in a browser (tests/sandbox/browser): Debian's chromium
-# (above), driven by puppeteer-core and checked by axe-core, both pinned in its
-# package-lock.json, reinstalled only when the lockfile changed.
-browser_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/sandbox/browser"
-if ! cmp -s "$browser_dir/package-lock.json" "$browser_dir/node_modules/.package-lock.json.installed"; then
-  (cd "$browser_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-  cp "$browser_dir/package-lock.json" "$browser_dir/node_modules/.package-lock.json.installed"
-fi
+# (above), driven by puppeteer-core and checked by axe-core.
+npm_ci "$tests_dir/sandbox/browser"
+# The packaging checks (tests/packaging.sh, ctest packaging_checks): ajv-cli.
+npm_ci "$tests_dir/packaging"
