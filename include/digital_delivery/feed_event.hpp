@@ -47,12 +47,16 @@ enum class feed_events : unsigned
     all = 7,        ///< Everything.
 };
 
+/// \param a A group of events.
+/// \param b Another group.
 /// \return The union of two groups.
 constexpr feed_events operator|(feed_events a, feed_events b) noexcept
 {
     return static_cast<feed_events>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
 }
 
+/// \param set The groups chosen.
+/// \param g The group asked about.
 /// \return True when `set` contains `g`.
 constexpr bool has(feed_events set, feed_events g) noexcept
 {
@@ -126,6 +130,7 @@ struct feed_stats
 /// `order` (the Order shape of the API), `detected_at`, `detection_delay_ms`,
 /// `attempt`, `replay`, and per kind `previous_download_count`, `download_id`,
 /// `expires_at`.
+/// \param e The event.
 DIGITAL_DELIVERY_DECL std::string to_json(const feed_event& e);
 
 /// Reads an event written by to_json (e.g. a dead letter's event_json).
@@ -133,6 +138,7 @@ DIGITAL_DELIVERY_DECL std::string to_json(const feed_event& e);
 /// \return The event, or empty when `text` is not one.
 DIGITAL_DELIVERY_DECL std::optional<feed_event> feed_event_from_json(std::string_view text);
 
+/// \param k The kind.
 /// \return The kind's name ("new_order", ...).
 DIGITAL_DELIVERY_DECL std::string_view to_string(feed_event_kind k) noexcept;
 

@@ -84,6 +84,7 @@ public:
     /// or with the error of a request or of the checkpoint (after the client's
     /// own retries; nothing is lost: call again to resume).
     /// \param token Completion token for `void(error_code, feed_event)`.
+    /// \return What the completion token makes of the operation.
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_next(CompletionToken&& token = {})
     {
@@ -95,6 +96,7 @@ public:
     /// the checkpoint's commit is durable. Until then a crash delivers `e` again.
     /// \param e The event.
     /// \param token Completion token for `void(error_code)`.
+    /// \return What the completion token makes of the operation.
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_ack(const feed_event& e, CompletionToken&& token = {})
     {
@@ -109,6 +111,7 @@ public:
     /// \param e The event.
     /// \param reason Kept with a dead letter (at most 1000 bytes).
     /// \param token Completion token for `void(error_code, bool dead_lettered)`.
+    /// \return What the completion token makes of the operation.
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_fail(const feed_event& e, std::string reason, CompletionToken&& token = {})
     {
@@ -123,6 +126,7 @@ public:
     /// acknowledged, it leaves the dead letters.
     /// \param key The dead letter's key.
     /// \param token Completion token for `void(error_code)`: client_errc::invalid_argument when there is none.
+    /// \return What the completion token makes of the operation.
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_replay(std::string key, CompletionToken&& token = {})
     {

@@ -1636,8 +1636,10 @@ TEST(cli_trace, traceparent_in_the_environment_is_the_parent)
     const auto spans = spans_in(text);
     ASSERT_TRUE(has_span(spans, "ddctl", "list_orders")) << text;
     for (const auto& s : spans)
+    {
         if (std::get<1>(s) == "list_orders")
             EXPECT_EQ(std::get<2>(s), span) << text;
+    }
     EXPECT_NE(text.find("\"traceId\":\"" + trace + "\""), std::string::npos) << text;
 
     auto bad = e.run({"orders", "list", "-o", "json"}, {{"TRACEPARENT", "not-a-traceparent"}});

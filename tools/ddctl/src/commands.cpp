@@ -136,6 +136,7 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
             sel.confirm = std::string(what) + " " + (args->ids.empty() ? std::string() : args->ids.front());
         sel.write = k != kind::read;
         sel.run = [args, fn, spec, after](session& s) -> asio::awaitable<void> {
+            (void)after;  // used by the commands without a query or body only
             if constexpr (has_query)
             {
                 typename D::query q{};
