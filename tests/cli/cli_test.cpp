@@ -1638,7 +1638,9 @@ TEST(cli_trace, traceparent_in_the_environment_is_the_parent)
     for (const auto& s : spans)
     {
         if (std::get<1>(s) == "list_orders")
+        {
             EXPECT_EQ(std::get<2>(s), span) << text;
+        }
     }
     EXPECT_NE(text.find("\"traceId\":\"" + trace + "\""), std::string::npos) << text;
 
