@@ -1473,7 +1473,7 @@ TEST(cli_help, zsh_completes_commands_options_and_values)
         GTEST_SKIP() << "zsh is not installed";
     // the matches zsh offers (filtered by the prefix, as typed)
     const auto m = zsh_matches({"ddctl orders wa", "ddctl orders list --st", "ddctl orders list --status pa"});
-    EXPECT_EQ(m[0], "wait-downloads\n");
+    EXPECT_EQ(m[0], "wait-downloads\nwatch\n");
     EXPECT_EQ(m[1], "--status\n--store-product-id\n");
     EXPECT_EQ(m[2], "paid\npartially_paid\npartially_refunded\n");
 }

@@ -88,7 +88,9 @@ check(text == bsl, "the BSL-1.0 text in debian/copyright is LICENSE_1_0.txt")
 files = tree_files()
 check(len(files) > 0, "the tree has files")
 used = set()
-notice = re.compile(r"Copyright\s+(?:\(c\)|©)\s*(\d{4}(?:[-, ]+\d{4})*)\s+(.+)", re.I)
+# A notice is a line of its own, in a comment or not (a string that holds one,
+# as in tests/consumer/licence_lines.py, is code, not a notice).
+notice = re.compile(r"^[ \t]*(?://|#|/?\*|--|;)?[ \t]*Copyright\s+(?:\(c\)|©)\s*(\d{4}(?:[-, ]+\d{4})*)\s+(.+)", re.I | re.M)
 for path in files:
     match = None
     for p in files_paras:
