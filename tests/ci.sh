@@ -80,6 +80,10 @@ step() {
 step "dependencies" bash tests/install_deps.sh
 if [ $failed -ne 0 ]; then printf '%s\n' "${summary[@]}"; exit 1; fi
 
+# Every step links with lld (Debian's lld: ld.lld), not GNU ld: the same
+# programs, about a fifth of the linking CPU time (docs/performance.md#ci).
+lld=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_MODULE_LINKER_FLAGS=-fuse-ld=lld)
+
 # Sanitizer builds run slower: more room before an operation counts as hung.
 san_env=(DD_TEST_OP_SECONDS=180 DD_TEST_HANG_SECONDS=600)
 
@@ -87,7 +91,7 @@ san_env=(DD_TEST_OP_SECONDS=180 DD_TEST_HANG_SECONDS=600)
 gcc_build() {
   cmake -S . -B "$out/gcc" -G Ninja -DCMAKE_CXX_COMPILER=g++-12 -DDIGITAL_DELIVERY_WERROR=ON \
     -DDIGITAL_DELIVERY_BUILD_TESTS=ON -DDIGITAL_DELIVERY_UNITY_TESTS=ON -UDIGITAL_DELIVERY_TEST_AREAS \
-    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null &&
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "${lld[@]}" >/dev/null &&
   cmake --build "$out/gcc" -j "$jobs"
 }
 gcc_test() { (cd "$out/gcc" && ctest -j "$test_jobs" --output-on-failure); }
@@ -139,8 +143,11 @@ meson_asan_build() {
   rm -rf "$out/meson-asan"
   # The run path: the programs (ddctl too, which tests/cli starts with an
   # environment of its own) find the newest Boost's JSON and URL libraries.
+  # Line tables only (-gline-tables-only, not meson's -g): what the sanitizers'
+  # reports need (file and line of each frame), for less compile and link time.
   BOOST_ROOT="$boost_newest/usr" CXX=clang++-16 meson setup "$out/meson-asan" -Dtests=true -Dwerror_flag=true \
-    -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_link_args="-Wl,-rpath,$(boost_libdir "$boost_newest")" >/dev/null &&
+    -Db_sanitize=address,undefined -Db_lundef=false -Ddebug=false -Dcpp_args=-gline-tables-only \
+    -Dcpp_link_args="-fuse-ld=lld -Wl,-rpath,$(boost_libdir "$boost_newest")" >/dev/null &&
   { grep -Eq "Run-time dependency Boost .* found: YES ${newest_version}[. ]" "$out/meson-asan/meson-logs/meson-log.txt" ||
     { echo "meson did not take Boost $newest_version from $boost_newest"; false; }; } &&
   ninja -C "$out/meson-asan" -j "$jobs" >/dev/null
@@ -157,7 +164,7 @@ tsan_build() {
     -DDIGITAL_DELIVERY_UNITY_TESTS=ON \
     -DDIGITAL_DELIVERY_SANITIZE=thread -DDIGITAL_DELIVERY_BUILD_EXAMPLES=OFF -DDIGITAL_DELIVERY_BUILD_SANDBOX=OFF \
     -DDIGITAL_DELIVERY_BUILD_CLI=OFF \
-    -DCMAKE_PREFIX_PATH="$boost_183/usr" -DBoost_DIR="$boost_dir" \
+    -DCMAKE_PREFIX_PATH="$boost_183/usr" -DBoost_DIR="$boost_dir" "${lld[@]}" \
     "-DDIGITAL_DELIVERY_TEST_AREAS=transport;scheduler" >/dev/null &&
   [ "$(sed -n 's/^Boost_DIR:[A-Z]*=//p' "$out/tsan/CMakeCache.txt")" = "$boost_dir" ] &&
   cmake --build "$out/tsan" -j "$jobs"
@@ -184,7 +191,7 @@ cxx23_headers() {
 fuzz_build() {
   cmake -S . -B "$out/fuzz" -G Ninja -DCMAKE_CXX_COMPILER=clang++-16 -DDIGITAL_DELIVERY_WERROR=ON \
     -DDIGITAL_DELIVERY_FUZZ=ON -DDIGITAL_DELIVERY_BUILD_TESTS=OFF -DDIGITAL_DELIVERY_BUILD_EXAMPLES=OFF \
-    -DDIGITAL_DELIVERY_BUILD_SANDBOX=OFF -DDIGITAL_DELIVERY_BUILD_COMPILED=OFF >/dev/null &&
+    -DDIGITAL_DELIVERY_BUILD_SANDBOX=OFF -DDIGITAL_DELIVERY_BUILD_COMPILED=OFF "${lld[@]}" >/dev/null &&
   cmake --build "$out/fuzz" -j "$jobs"
 }
 # Each target: 20000 runs (at most 20 s) from its committed corpus.

@@ -9,7 +9,7 @@ pkgs=(
   g++-12 cmake ninja-build meson pkg-config xz-utils
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev openssl ca-certificates
   libgtest-dev libgmock-dev googletest
-  clang-16 libclang-rt-16-dev
+  clang-16 libclang-rt-16-dev lld
   nginx-light libcurl4-openssl-dev curl libbenchmark-dev liburing-dev
   tinyproxy redis-server libcli11-dev libjq-dev zsh fish stunnel4 libsqlite3-dev
   doxygen

@@ -21,7 +21,7 @@ if(MODE STREQUAL "find_package")
         -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
 elseif(MODE STREQUAL "subdirectory")
     run(${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build -DDD_CONSUMER_MODE=subdirectory
-        -DDD_SOURCE_DIR=${DD_SOURCE_DIR} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
+        -DDD_SOURCE_DIR=${DD_SOURCE_DIR} -DCMAKE_CXX_COMPILER=${CXX})
 else()
     message(FATAL_ERROR "MODE must be find_package or subdirectory")
 endif()
