@@ -104,6 +104,36 @@ TEST(redis_store, resp_refuses_what_is_not_resp)
         EXPECT_FALSE(r.what.empty()) << bad;
     }
     EXPECT_EQ(parse(std::string(70000, 'x')).st, resp_parser::status::error) << "no line ending in 64 KiB";
+}
+
+TEST(redis_store, resp_limits_are_the_callers)
+{
+    // A bulk string of 100 KiB and an array of 100 elements: beyond the
+    // defaults, within limits a caller with larger replies passes.
+    const std::string big(100 * 1024, 'x');
+    const std::string bulk = "$" + std::to_string(big.size()) + "\r\n" + big + "\r\n";
+    auto r = parse(bulk);
+    EXPECT_EQ(r.st, resp_parser::status::error);
+    EXPECT_EQ(r.what, "a RESP bulk length that is no number or above 64 KiB");
+    r = resp_parser::parse(bulk, resp_limits{.max_bulk = 8u << 20});
+    ASSERT_EQ(r.st, resp_parser::status::done) << r.what;
+    EXPECT_EQ(r.value.str, big);
+    EXPECT_EQ(r.consumed, bulk.size());
+    std::string array = "*100\r\n";
+    for (int i = 0; i < 100; ++i)
+        array += ":" + std::to_string(i) + "\r\n";
+    EXPECT_EQ(parse(array).st, resp_parser::status::error);
+    r = resp_parser::parse(array, resp_limits{.max_elements = 1000});
+    ASSERT_EQ(r.st, resp_parser::status::done) << r.what;
+    ASSERT_EQ(r.value.elements.size(), 100u);
+    EXPECT_EQ(r.value.elements[99].integer, 99);
+    // Tighter limits are honoured too, with the figure in the message.
+    r = resp_parser::parse("$5\r\nabcde\r\n", resp_limits{.max_bulk = 4});
+    EXPECT_EQ(r.st, resp_parser::status::error);
+    EXPECT_EQ(r.what, "a RESP bulk length that is no number or above 4 bytes");
+    r = resp_parser::parse("*1\r\n*1\r\n:1\r\n", resp_limits{.max_depth = 2});
+    EXPECT_EQ(r.st, resp_parser::status::error);
+    EXPECT_EQ(r.what, "RESP arrays nested deeper than 2");
     // Random bytes: an answer every time, never a crash.
     std::mt19937 rng(16);
     const std::string alphabet = "+-:$*\r\n0123456789-ab";
