@@ -641,6 +641,49 @@ TEST_F(redis_live, script_keeps_the_reserve_a_take_asks_for)
     EXPECT_FALSE(r.reply->granted) << "with the fleet's part too";
 }
 
+TEST_F(redis_live, any_command_through_the_link)
+{
+    // redis_link::async_command: any command on the store's connection
+    // (another user of redis_store_params: the feed checkpoint), with the
+    // reply's limits the caller's.
+    asio::io_context ioc;
+    redis_store_params rp;
+    rp.port = test_redis().port();
+    const std::string key = "dd-test:" + url("command");
+    auto l = std::make_shared<redis_link>(ioc.get_executor(), rp, key);
+    const auto call = [&](std::vector<std::string> argv, resp_limits limits = {}) {
+        redis_command_result out;
+        l->async_command(std::move(argv), [&](redis_command_result r) { out = std::move(r); }, limits);
+        dd_test::run(ioc);
+        return out;
+    };
+    const std::string big(100 * 1024, 'v');
+    auto r = call({"HSET", key, "small", "1", "big", big});
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_EQ(r.reply->type, resp_value::kind::integer);
+    EXPECT_EQ(r.reply->integer, 2);
+    r = call({"HGET", key, "big"});
+    EXPECT_FALSE(r.reply) << "100 KiB is beyond the default limits";
+    EXPECT_NE(r.why.find("above 64 KiB"), std::string::npos) << r.why;
+    r = call({"HGET", key, "big"}, resp_limits{.max_bulk = 1u << 20});
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_EQ(r.reply->str, big);
+    r = call({"INCR", key});
+    EXPECT_FALSE(r.reply) << "an error reply is a failure";
+    EXPECT_NE(r.why.find("Redis answered: WRONGTYPE"), std::string::npos) << r.why;
+    EXPECT_FALSE(r.misconfigured);
+    r = call({"EVAL", "return redis.call('HGET', KEYS[1], 'small')", "1", key});
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_EQ(r.reply->str, "1");
+    // The GCRA exchange still works on the same link.
+    gcra_request take;
+    take.take = 1;
+    ASSERT_TRUE(call({"DEL", key}).reply);
+    auto g = exchange(ioc, l, take, 4, 60s);
+    ASSERT_TRUE(g.reply) << g.why;
+    EXPECT_TRUE(g.reply->granted);
+}
+
 // The fleet's part of the key's hash: m:ID per process (counted while seen
 // within two windows), d:ID per process that paid debt; debt applied once per
 // running total, never below -capacity; stale processes trimmed with their
