@@ -211,8 +211,8 @@ struct rate_limit_params
     bool probe_first = true;
 
     /// The share of the bucket that requests of priority::background (the
-    /// order feed's, a folder sync's, any request_options::prio =
-    /// background) may use: a background request is granted only while the
+    /// order feed's, the watermark waiter's polls, any
+    /// request_options::prio = background) may use: a background request is granted only while the
     /// bucket keeps at least (1 - background_share) x `capacity` points after
     /// its take, a reserve left to interactive and normal requests. The
     /// reserve holds in every process of a shared `store` (it is checked in
