@@ -210,6 +210,23 @@ struct rate_limit_params
     /// after each 429. Default: true.
     bool probe_first = true;
 
+    /// The share of the bucket that requests of priority::background (the
+    /// order feed's, the watermark waiter's polls, any
+    /// request_options::prio = background) may use: a background request is granted only while the
+    /// bucket keeps at least (1 - background_share) x `capacity` points after
+    /// its take, a reserve left to interactive and normal requests. The
+    /// reserve holds in every process of a shared `store` (it is checked in
+    /// the store, atomically with the take), so a background job in one
+    /// process never takes points a foreground request of another process
+    /// is waiting for. A background request that has waited one
+    /// `aging_interval` is a normal one (never starved) and the reserve no
+    /// longer applies to it. Never more than a full bucket holds: a request
+    /// costing more than the share is granted from a full bucket.
+    /// 1: no reserve; 0: background requests wait for a full bucket; values
+    /// outside [0, 1] are clamped, NaN is the default. Default: 0.25
+    /// (docs/rate-limiting.md, "Background work beside foreground calls").
+    double background_share = 0.25;
+
     /// Where the points are kept: this process only (the default), or a
     /// store of an opt-in header, shared with the host's other processes of
     /// the same key (shm_rate_limit_store) or through Redis with every host

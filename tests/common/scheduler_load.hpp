@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace dd_test {
 
@@ -38,6 +39,7 @@ struct scheduler_load_result
     long points_served = 0; // points of the requests that succeeded
     double seconds = 0;     // first request to last completion (wall time: reported, never asserted)
     std::chrono::steady_clock::time_point first{}, last{};  // the same two instants (benchmarks across processes)
+    std::vector<std::chrono::steady_clock::time_point> completions;  // each measured request's end, in order
     bool setup_ok = false;  // the asset and the order to work on were there
 };
 
@@ -78,11 +80,12 @@ struct counting_transport
 /// whatever the machine's load.
 /// `store`: where the client's points are kept (shm_rate_limit_store,
 /// redis_rate_limit_store: the same load in several processes shares one
-/// budget; default: in-process).
+/// budget; default: in-process). `prio`: the measured requests' priority.
 template <class Runner>
 scheduler_load_result run_scheduler_load(const std::string& base_url, const std::string& api_key, double capacity,
                                          double window_seconds, int n, bool limiter, Runner run,
-                                         digital_delivery::rate_limit_store store = {})
+                                         digital_delivery::rate_limit_store store = {},
+                                         digital_delivery::priority prio = digital_delivery::priority::normal)
 {
     namespace dd = digital_delivery;
     namespace asio = boost::asio;
@@ -136,16 +139,17 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
             [&, write, i]() -> asio::awaitable<void> {
                 dd::diagnostics diag;
                 dd::error_code ec;
+                const dd::request_options ro{.prio = prio};
                 if (write)
                 {
                     const std::string name = "load " + std::to_string(i);  // the model only views it
                     dd::asset_update upd{.name = name};
-                    auto [e, a] = co_await dd::async_update_asset(client, asset_id, upd, diag, asio::as_tuple(asio::use_awaitable));
+                    auto [e, a] = co_await dd::async_update_asset(client, asset_id, upd, ro, diag, asio::as_tuple(asio::use_awaitable));
                     ec = e;
                 }
                 else
                 {
-                    auto [e, o] = co_await dd::async_get_order(client, order_id, diag, asio::as_tuple(asio::use_awaitable));
+                    auto [e, o] = co_await dd::async_get_order(client, order_id, ro, diag, asio::as_tuple(asio::use_awaitable));
                     ec = e;
                 }
                 if (ec)
@@ -159,6 +163,7 @@ scheduler_load_result run_scheduler_load(const std::string& base_url, const std:
                     served += write ? 2 : 1;
                 }
                 t_last = std::chrono::steady_clock::now();
+                out.completions.push_back(t_last);
             },
             asio::detached);
     }

@@ -31,6 +31,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <random>
@@ -103,6 +104,36 @@ TEST(redis_store, resp_refuses_what_is_not_resp)
         EXPECT_FALSE(r.what.empty()) << bad;
     }
     EXPECT_EQ(parse(std::string(70000, 'x')).st, resp_parser::status::error) << "no line ending in 64 KiB";
+}
+
+TEST(redis_store, resp_limits_are_the_callers)
+{
+    // A bulk string of 100 KiB and an array of 100 elements: beyond the
+    // defaults, within limits a caller with larger replies passes.
+    const std::string big(100 * 1024, 'x');
+    const std::string bulk = "$" + std::to_string(big.size()) + "\r\n" + big + "\r\n";
+    auto r = parse(bulk);
+    EXPECT_EQ(r.st, resp_parser::status::error);
+    EXPECT_EQ(r.what, "a RESP bulk length that is no number or above 64 KiB");
+    r = resp_parser::parse(bulk, resp_limits{.max_bulk = 8u << 20});
+    ASSERT_EQ(r.st, resp_parser::status::done) << r.what;
+    EXPECT_EQ(r.value.str, big);
+    EXPECT_EQ(r.consumed, bulk.size());
+    std::string array = "*100\r\n";
+    for (int i = 0; i < 100; ++i)
+        array += ":" + std::to_string(i) + "\r\n";
+    EXPECT_EQ(parse(array).st, resp_parser::status::error);
+    r = resp_parser::parse(array, resp_limits{.max_elements = 1000});
+    ASSERT_EQ(r.st, resp_parser::status::done) << r.what;
+    ASSERT_EQ(r.value.elements.size(), 100u);
+    EXPECT_EQ(r.value.elements[99].integer, 99);
+    // Tighter limits are honoured too, with the figure in the message.
+    r = resp_parser::parse("$5\r\nabcde\r\n", resp_limits{.max_bulk = 4});
+    EXPECT_EQ(r.st, resp_parser::status::error);
+    EXPECT_EQ(r.what, "a RESP bulk length that is no number or above 4 bytes");
+    r = resp_parser::parse("*1\r\n*1\r\n:1\r\n", resp_limits{.max_depth = 2});
+    EXPECT_EQ(r.st, resp_parser::status::error);
+    EXPECT_EQ(r.what, "RESP arrays nested deeper than 2");
     // Random bytes: an answer every time, never a crash.
     std::mt19937 rng(16);
     const std::string alphabet = "+-:$*\r\n0123456789-ab";
@@ -164,6 +195,17 @@ TEST(redis_store, script_arguments)
     const auto a = gcra_arguments(q, 40, 60s, true);
     EXPECT_EQ(a, (std::vector<std::string>{"40.000000", "60000000", "1", "2.000000", "0.000000", "3.000000", "1500000", "1"}));
     EXPECT_EQ(gcra_arguments(gcra_request{}, 40, 60s, false)[5], "") << "no lower bound";
+    // A background take's reserve: ARGV[12], the fleet's part '' without a process id.
+    gcra_request bg;
+    bg.take = 1;
+    bg.keep = 30;
+    const auto b = gcra_arguments(bg, 40, 60s, false);
+    ASSERT_EQ(b.size(), 12u);
+    EXPECT_EQ(b[8], "");
+    EXPECT_EQ(b[11], "30.000000");
+    EXPECT_EQ(gcra_arguments(bg, 40, 60s, false, "p1")[8], "p1");
+    bg.take = 0;
+    EXPECT_EQ(gcra_arguments(bg, 40, 60s, false).size(), 8u) << "no take, no reserve";
 }
 
 // ---------------------------------------------------------------- the source, sans-io
@@ -193,8 +235,8 @@ struct model_redis
         {
             if (now < g.paused_until())
                 r.wait = std::chrono::ceil<std::chrono::microseconds>(g.paused_until() - now);
-            else if (!(r.granted = g.try_take(q.take, now)))
-                r.wait = std::chrono::ceil<std::chrono::microseconds>(g.time_to_reach(q.take, now));
+            else if (!(r.granted = g.try_take(q.take, now, q.keep)))
+                r.wait = std::chrono::ceil<std::chrono::microseconds>(g.time_to_reach(q.take + q.keep, now));
         }
         if (g.paused_until() > now)
             r.paused = std::chrono::ceil<std::chrono::microseconds>(g.paused_until() - now);
@@ -361,6 +403,64 @@ TEST(redis_store, local_priorities_hold_over_the_remote_bucket)
     EXPECT_EQ(a.granted, (std::vector<scheduler_core::waiter_id>{3, 2, 1}));
 }
 
+TEST(redis_store, a_background_host_leaves_the_reserve_to_a_foreground_host)
+{
+    // Issue 47: host A sends foreground requests, host B keeps background
+    // requests waiting, one Redis (modelled). B's takes carry the reserve
+    // (30 of 40 points): B never leaves Redis's bucket below it before its
+    // requests age, and the wait Redis named for B's reserve does not hold A.
+    model_redis remote;
+    auto cfg = config(40, 60s);
+    cfg.background_share = 0.25;
+    host a(remote, cfg, 1ms), b(remote, cfg, 1ms);
+    gcra_points view(remote.cell, 40, 60s, false);
+    scheduler_core::waiter_id id = 100;
+    for (int i = 0; i < 3; ++i)
+        ASSERT_EQ(b.core.acquire(id++, 1, priority::background, std::nullopt, redis_t0), scheduler_core::acquire_status::queued);
+    double low = 40;
+    auto now = redis_t0;
+    for (; now < redis_t0 + 100ms; now += 1ms)
+    {
+        b.step(now, cfg);
+        low = std::min(low, view.available(now));
+    }
+    EXPECT_EQ(b.granted.size(), 3u) << "10 points above the reserve";
+    EXPECT_GE(low, 36.9);
+    // A drains the bucket: 36 points at once (the reserve and what is above it).
+    for (int i = 0; i < 36; ++i)
+        ASSERT_EQ(a.core.acquire(static_cast<scheduler_core::waiter_id>(i), 1, priority::interactive, std::nullopt, now),
+                  scheduler_core::acquire_status::queued);
+    for (int i = 0; i < 7; ++i)
+        ASSERT_EQ(b.core.acquire(id++, 1, priority::background, std::nullopt, now), scheduler_core::acquire_status::queued);
+    const auto drained = now;
+    for (; now < drained + 9s; now += 1ms)
+    {
+        a.step(now, cfg);
+        const auto before = b.granted.size();
+        b.step(now, cfg);
+        // Every background grant (none has aged: 10 s) left at least the reserve.
+        if (b.granted.size() > before)
+        {
+            EXPECT_GE(view.available(now), 30 - 1e-6);
+        }
+    }
+    // The two hosts raced for the 37 points: B took the 3 above the
+    // reserve, A the 34 below and 2 refilled since.
+    EXPECT_EQ(a.granted.size(), 36u) << "the foreground's burst was served";
+    EXPECT_EQ(b.granted.size(), 6u) << "3 more above the reserve, none below";
+    // A foreground request of B is not held by the wait Redis named for
+    // B's background head (the reserve's: about 40 s away).
+    ASSERT_EQ(b.core.acquire(99, 1, priority::interactive, std::nullopt, now), scheduler_core::acquire_status::queued);
+    const auto asked = now;
+    while (std::find(b.granted.begin(), b.granted.end(), 99u) == b.granted.end() && now < asked + 60s)
+    {
+        a.step(now, cfg);
+        b.step(now, cfg);
+        now += 1ms;
+    }
+    EXPECT_LE(now - asked, 1600ms) << "one point's refill (1.5 s), not the reserve's";
+}
+
 // ---------------------------------------------------------------- real redis-server
 
 namespace {
@@ -510,6 +610,78 @@ TEST_F(redis_live, script_grants_the_capacity_then_names_the_wait)
     std::string ttl = dd_test::ask_local_server(test_redis().port(), "PTTL " + l->key() + "\r\n", false);
     ASSERT_EQ(ttl.rfind(":", 0), 0u) << ttl;
     EXPECT_GT(std::stoll(ttl.substr(1)), 0);
+}
+
+TEST_F(redis_live, script_keeps_the_reserve_a_take_asks_for)
+{
+    // ARGV[12]: the points the take must leave (a background request's reserve).
+    asio::io_context ioc;
+    redis_store_params rp;
+    rp.port = test_redis().port();
+    auto l = std::make_shared<redis_link>(ioc.get_executor(), rp, "dd-test:" + url("reserve"));
+    gcra_request bg;
+    bg.take = 1;
+    bg.keep = 3;
+    auto r = exchange(ioc, l, bg, 4, 60s);
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_TRUE(r.reply->granted) << "4 points: 3 stay";
+    r = exchange(ioc, l, bg, 4, 60s);
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_FALSE(r.reply->granted) << "3 points: taking one would leave 2, below the reserve";
+    EXPECT_GT(r.reply->wait, 14s) << "one point (15 s) until reserve + cost are there";
+    EXPECT_LE(r.reply->wait, 15s);
+    gcra_request fg;
+    fg.take = 1;
+    r = exchange(ioc, l, fg, 4, 60s, "p1");
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_TRUE(r.reply->granted) << "no reserve for a foreground take";
+    EXPECT_NEAR(r.reply->balance, 2, 0.01);
+    r = exchange(ioc, l, bg, 4, 60s, "p1");
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_FALSE(r.reply->granted) << "with the fleet's part too";
+}
+
+TEST_F(redis_live, any_command_through_the_link)
+{
+    // redis_link::async_command: any command on the store's connection
+    // (another user of redis_store_params: the feed checkpoint), with the
+    // reply's limits the caller's.
+    asio::io_context ioc;
+    redis_store_params rp;
+    rp.port = test_redis().port();
+    const std::string key = "dd-test:" + url("command");
+    auto l = std::make_shared<redis_link>(ioc.get_executor(), rp, key);
+    const auto call = [&](std::vector<std::string> argv, resp_limits limits = {}) {
+        redis_command_result out;
+        l->async_command(std::move(argv), [&](redis_command_result r) { out = std::move(r); }, limits);
+        dd_test::run(ioc);
+        return out;
+    };
+    const std::string big(100 * 1024, 'v');
+    auto r = call({"HSET", key, "small", "1", "big", big});
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_EQ(r.reply->type, resp_value::kind::integer);
+    EXPECT_EQ(r.reply->integer, 2);
+    r = call({"HGET", key, "big"});
+    EXPECT_FALSE(r.reply) << "100 KiB is beyond the default limits";
+    EXPECT_NE(r.why.find("above 64 KiB"), std::string::npos) << r.why;
+    r = call({"HGET", key, "big"}, resp_limits{.max_bulk = 1u << 20});
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_EQ(r.reply->str, big);
+    r = call({"INCR", key});
+    EXPECT_FALSE(r.reply) << "an error reply is a failure";
+    EXPECT_NE(r.why.find("Redis answered: WRONGTYPE"), std::string::npos) << r.why;
+    EXPECT_FALSE(r.misconfigured);
+    r = call({"EVAL", "return redis.call('HGET', KEYS[1], 'small')", "1", key});
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_EQ(r.reply->str, "1");
+    // The GCRA exchange still works on the same link.
+    gcra_request take;
+    take.take = 1;
+    ASSERT_TRUE(call({"DEL", key}).reply);
+    auto g = exchange(ioc, l, take, 4, 60s);
+    ASSERT_TRUE(g.reply) << g.why;
+    EXPECT_TRUE(g.reply->granted);
 }
 
 // The fleet's part of the key's hash: m:ID per process (counted while seen

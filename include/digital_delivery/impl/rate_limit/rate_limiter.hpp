@@ -89,7 +89,7 @@ struct limiter_settings
           aging_interval(p.aging_interval), fallback_share(p.fallback_share),
           store_retry_interval(p.store_retry_interval), enabled(p.enabled),
           follow_server_headers(p.follow_server_headers), hold_refill_until_response(p.hold_refill_until_response),
-          probe_first(p.probe_first)
+          probe_first(p.probe_first), background_share(p.background_share)
     {
     }
 
@@ -103,6 +103,7 @@ struct limiter_settings
     bool follow_server_headers;
     bool hold_refill_until_response;
     bool probe_first;
+    double background_share;
 };
 
 class rate_limiter

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <mutex>
 #include <random>
@@ -83,6 +84,7 @@ inline scheduler_config to_config(const limiter_settings& p)
     c.max_retry_after = std::chrono::duration_cast<std::chrono::steady_clock::duration>(p.max_retry_after);
     c.hold_refill_until_response = p.hold_refill_until_response;
     c.probe_first = p.probe_first;
+    c.background_share = std::isnan(p.background_share) ? 0.25 : std::clamp(p.background_share, 0.0, 1.0);
     return c;
 }
 

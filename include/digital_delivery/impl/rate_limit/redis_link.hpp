@@ -57,8 +57,21 @@
 namespace digital_delivery {
 namespace detail {
 
+/// Any command's outcome (redis_link::async_command).
+struct redis_command_result
+{
+    /// The reply; empty: failed (`why` says how). An error reply is a failure
+    /// ("Redis answered: ..."), never a reply.
+    std::optional<resp_value> reply;
+    std::string why;
+    /// Failed because Redis refuses the configuration (credentials,
+    /// permissions), not because it is down.
+    bool misconfigured = false;
+};
+
 /// One connection of the Redis store: sends the script (redis_exchange_result
-/// is an exchange's outcome).
+/// is an exchange's outcome), or any command (async_command: for other users
+/// of the same connection parameters, e.g. a feed checkpoint).
 class redis_link : public std::enable_shared_from_this<redis_link>
 {
 public:
@@ -91,6 +104,37 @@ public:
         });
     }
 
+    using command_handler = std::function<void(redis_command_result)>;
+
+    /// Runs one command, `argv` as is (e.g. {"HGETALL", key}, {"EVAL", script,
+    /// "1", key, ...}), with everything an exchange has: the connection made
+    /// when needed (TLS, Sentinel, AUTH, SELECT), command_timeout over the
+    /// whole call, one retry on a fresh connection when a reused one failed,
+    /// Cluster redirections (the slot of argv's keys is the caller's affair),
+    /// messages without the password. `limits`: the bounds of the reply.
+    /// The retry may run a command twice (a reused connection that failed
+    /// after sending it): give it commands that can run twice, or scripts
+    /// that check (a fencing token, a version) before they write.
+    /// One call at a time per link (async_exchange included): a caller
+    /// starts the next one from the previous one's handler. `done` runs once,
+    /// on the link's strand, never inside this call.
+    void async_command(std::vector<std::string> argv, command_handler done, resp_limits limits = {})
+    {
+        boost::asio::post(strand_, [self = shared_from_this(), argv = std::move(argv), done = std::move(done), limits]() mutable {
+            auto& strand = self->strand_;
+            boost::asio::co_spawn(
+                strand,
+                [self = std::move(self), argv = std::move(argv), done = std::move(done), limits]() mutable
+                    -> boost::asio::awaitable<void> {
+                    self->limits_ = limits;
+                    auto r = co_await self->run<redis_command_result>([&] { return self->command_once(argv); });
+                    self->limits_ = {};
+                    done(std::move(r));
+                },
+                boost::asio::detached);
+        });
+    }
+
     /// The key the bucket's hash is stored at.
     const std::string& key() const noexcept { return key_; }
 
@@ -99,6 +143,15 @@ private:
     static constexpr auto tok = boost::asio::as_tuple(boost::asio::use_awaitable);
 
     boost::asio::awaitable<redis_exchange_result> exchange(std::vector<std::string> args)
+    {
+        co_return co_await run<redis_exchange_result>([&] { return exchange_once(args); });
+    }
+
+    // One call (`once`: one attempt, returning an awaitable Result with
+    // `reply`, `why`, `misconfigured`) under command_timeout, with the
+    // retry on a fresh connection and the Cluster redirections.
+    template <class Result, class Once>
+    boost::asio::awaitable<Result> run(Once once)
     {
         const std::uint64_t gen = ++generation_;
         timed_out_ = false;
@@ -112,13 +165,14 @@ private:
             boost::system::error_code ignored;
             self->sock_.close(ignored);
         });
-        redis_exchange_result r;
+        Result r;
         int redirects = 0;
         for (int attempt = 0; attempt < 2; ++attempt)
         {
             const bool reused = connected_;
             redirect_.reset();
-            r = co_await exchange_once(args);
+            answered_ = false;
+            r = co_await once();
             if (asking_)
             {
                 asking_.reset();  // one exchange on the importing node, then back to the slot's owner
@@ -136,7 +190,7 @@ private:
                 --attempt;
                 continue;
             }
-            if (r.reply || !reused || timed_out_ || refused_)
+            if (r.reply || !reused || timed_out_ || refused_ || answered_)
                 break;
             // A connection that served before failed (Redis restarted, a
             // failover, -READONLY from a demoted master): once more, on a
@@ -190,6 +244,35 @@ private:
             }
             else
                 r.why = why;
+        }
+        co_return r;
+    }
+
+    boost::asio::awaitable<redis_command_result> command_once(const std::vector<std::string>& argv)
+    {
+        redis_command_result r;
+        std::string why;
+        if (argv.empty())
+            r.why = "no command";
+        else if (!connected_ && !co_await connect(why))
+            r.why = why;
+        else
+        {
+            const std::vector<std::string_view> cmd(argv.begin(), argv.end());
+            std::vector<resp_value> replies;
+            if (!co_await script_call(cmd, replies, why))
+                r.why = why;
+            else if (replies[0].type == resp_value::kind::error)
+            {
+                redirect_ = parse_redirect(replies[0].str);
+                r.why = "Redis answered: " + replies[0].str.substr(0, 200);
+                refused_ = redis_refuses_configuration(replies[0].str);
+                // Redis ran it and said no: not sent again, unless this node
+                // is no master any more (a failover: -READONLY).
+                answered_ = replies[0].str.rfind("READONLY", 0) != 0;
+            }
+            else
+                r.reply = std::move(replies[0]);
         }
         co_return r;
     }
@@ -622,7 +705,7 @@ private:
         }
         while (replies.size() < n)
         {
-            auto r = resp_parser::parse(rbuf_);
+            auto r = resp_parser::parse(rbuf_, limits_);
             if (r.st == resp_parser::status::done)
             {
                 replies.push_back(std::move(r.value));
@@ -674,6 +757,8 @@ private:
     std::string key_;
     std::string where_;
     std::string sha_;
+    resp_limits limits_{};  // the bounds of the replies of the call under way
+    bool answered_ = false; // async_command: Redis answered the attempt with an error (no retry)
     std::string rbuf_;
     std::uint64_t generation_ = 0;
     bool timed_out_ = false;

@@ -74,20 +74,23 @@ public:
         return static_cast<double>(t + window_ns_ - std::max(tat, t)) / per_point();
     }
 
-    bool try_take(double cost, time_point now) noexcept override
+    bool try_take(double cost, time_point now, double keep = 0) noexcept override
     {
         cost = std::min(cost, capacity());  // a larger cost would never fit: taken as the capacity
         const std::int64_t n = ns(now);
         if (n < cell_.paused_until.load(std::memory_order_acquire))
             return false;
         const std::int64_t c = points_ns(cost);
+        // The reserve is checked in the same CAS as the take: the balance
+        // after it, (t + W - next) / T, stays at least `keep`.
+        const std::int64_t reserve = keep > 0 ? points_ns(std::min(keep, capacity())) : 0;
         for (;;)
         {
             const std::int64_t t = effective(n);
             std::int64_t tat = cell_.tat.load(std::memory_order_acquire);
             const std::int64_t base = std::max(tat, t);
             const std::int64_t next = base + c;
-            if (next - window_ns_ > t + slack_ns)
+            if (next - window_ns_ + reserve > t + slack_ns)
                 return false;
             if (cell_.tat.compare_exchange_weak(tat, next, std::memory_order_acq_rel))
             {

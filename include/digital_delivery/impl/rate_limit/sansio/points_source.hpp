@@ -35,11 +35,13 @@ public:
     virtual void set_capacity(double capacity, time_point now) noexcept = 0;
     /// The balance at `now` (may be negative).
     virtual double available(time_point now) noexcept = 0;
-    /// Takes `cost` if the balance allows it at `now`. A cost above the
-    /// capacity is the source's to handle: the local bucket takes it whole
-    /// once it is full (its balance goes below zero), a shared store takes
-    /// at most its capacity.
-    virtual bool try_take(double cost, time_point now) noexcept = 0;
+    /// Takes `cost` if the balance allows it at `now` and leaves at least
+    /// `keep` points in the source after the take (the reserve a background
+    /// request may not touch: rate_limit_params::background_share; 0: none).
+    /// A cost above the capacity is the source's to handle: the local bucket
+    /// takes it whole once it is full (its balance goes below zero), a shared
+    /// store takes at most its capacity.
+    virtual bool try_take(double cost, time_point now, double keep = 0) noexcept = 0;
     /// Lowers the balance to `value` if higher; never raises it.
     virtual bool lower_to(double value, time_point now) noexcept = 0;
     /// Gives points back (never above capacity).
@@ -68,11 +70,13 @@ public:
     /// and refills from there, so the points granted over time stay the
     /// bucket's refill, and taken() (the debt a shared store's fallback
     /// reports) counts what the server is charged.
-    bool try_take(double cost, time_point now) noexcept override
+    bool try_take(double cost, time_point now, double keep = 0) noexcept override
     {
         if (cost <= 0)
             return true;  // free: nothing to take, whatever the balance
         const double need = std::min(cost, b_.capacity());
+        if (keep > 0 && b_.available(now) + token_bucket::epsilon < need + keep)
+            return false;
         if (!b_.try_take(need, now))
             return false;
         if (cost > need)

@@ -56,7 +56,10 @@ namespace detail {
 /// pause (µs from now, 0 for none), thaw (0/1), then the fleet's part
 /// (optional: absent or '' for none): the caller's process id, the points it
 /// has spent on its fallback bucket in all (a running total), and the total
-/// it knows applied (from an earlier reply).
+/// it knows applied (from an earlier reply); then the reserve (optional:
+/// absent or '' for none): the points the take must leave in the bucket
+/// (rate_limit_params::background_share), ARGV[9..11] given as '' when the
+/// call takes no part in the fleet's count.
 /// Returns {granted (0/1), wait (µs), pause left (µs), balance (string),
 /// frozen (0/1), processes alive (0 without a process id)}.
 ///
@@ -67,7 +70,7 @@ namespace detail {
 /// deleted (by any call that names a process). Debt is applied once: the
 /// part of the running total above max(`d:ID`, the caller's applied total)
 /// lowers the bucket's balance, never below -capacity.
-inline constexpr std::string_view redis_gcra_script = R"lua(-- digital_delivery rate limit (GCRA) v2
+inline constexpr std::string_view redis_gcra_script = R"lua(-- digital_delivery rate limit (GCRA) v3
 local cap = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local hold = ARGV[3] == '1'
@@ -130,12 +133,15 @@ if take > 0 then
     wait = paused - now
   else
     local nxt = math.max(tat, eff) + math.ceil(take * per)
-    if nxt - window <= eff + 1 then
+    local keep = tonumber(ARGV[12] or '') or 0
+    local reserve = 0
+    if keep > 0 then reserve = math.ceil(math.min(keep, cap) * per) end
+    if nxt - window + reserve <= eff + 1 then
       granted = 1
       if hold and tat <= eff and frozen == 0 then frozen = now end
       tat = nxt
     else
-      wait = nxt - window - eff
+      wait = nxt - window + reserve - eff
     end
   end
 end
@@ -164,6 +170,9 @@ struct gcra_request
     double fallback_spent = 0;
     /// The part of `fallback_spent` an earlier reply confirmed applied.
     double fallback_applied = 0;
+    /// The points the take must leave in the bucket (a background request's
+    /// reserve: rate_limit_params::background_share; 0: none).
+    double keep = 0;
 };
 
 /// The script's answer.
@@ -212,6 +221,11 @@ inline std::vector<std::string> gcra_arguments(
         args.emplace_back(process_id);
         args.push_back(r.fallback_spent > 0 ? format_points(r.fallback_spent) : std::string());
         args.push_back(r.fallback_spent > 0 ? format_points(std::max(r.fallback_applied, 0.0)) : std::string());
+    }
+    if (r.take > 0 && r.keep > 0)
+    {
+        args.resize(11);  // no process id: the fleet's part stays '' (none)
+        args.push_back(format_points(r.keep));
     }
     return args;
 }
@@ -347,16 +361,21 @@ public:
     /// the permit in hand.
     double available(time_point now) noexcept override { return estimate(now) + permit_; }
 
-    bool try_take(double cost, time_point) noexcept override
+    /// A permit in hand is taken whatever `keep`: Redis granted it under the
+    /// reserve of the waiter that asked (the head then, which a foreground
+    /// request only ever replaces).
+    bool try_take(double cost, time_point, double keep = 0) noexcept override
     {
         cost = std::min(cost, capacity_);  // a larger cost would never fit: taken as the capacity
         if (permit_ + 1e-9 >= cost)
         {
             permit_ = std::max(0.0, permit_ - cost);
             want_ = 0;
+            want_keep_ = 0;
             return true;
         }
         want_ = cost;
+        want_keep_ = std::max(keep, 0.0);
         return false;
     }
 
@@ -392,7 +411,9 @@ public:
         duration d = duration::zero();
         if (missing > 0)
             d = std::chrono::duration_cast<duration>(std::chrono::duration<double>(missing * window_ / capacity_));
-        if (retry_at_ > now)
+        // A wait Redis named for a reserve says nothing of a take without
+        // one (the scheduler asks a background head for its reserve too).
+        if (retry_at_ > now && retry_keep_ <= 0)
             d = std::max(d, retry_at_ - now);
         return d;
     }
@@ -408,7 +429,11 @@ public:
     // --- the session's side (redis_rate_limit_store.ipp) ---
 
     /// The scheduler's next poll decides the want afresh.
-    void clear_want() noexcept { want_ = 0; }
+    void clear_want() noexcept
+    {
+        want_ = 0;
+        want_keep_ = 0;
+    }
 
     /// A permit no waiter took goes back to Redis with the next call.
     void return_leftover() noexcept
@@ -442,15 +467,18 @@ public:
         if (in_flight_)
             return false;
         return pending_give_ > 0 || pending_lower_ || pending_pause_end_ > now || pending_thaw_ || owes() ||
-               (want_ > permit_ + 1e-9 && now >= retry_at_ && now >= paused_until_);
+               (want_ > permit_ + 1e-9 && may_ask(now));
     }
 
     /// The call to send (everything pending goes into it).
     gcra_request start_exchange(time_point now) noexcept
     {
         gcra_request r;
-        if (want_ > permit_ + 1e-9 && now >= retry_at_ && now >= paused_until_)
+        if (want_ > permit_ + 1e-9 && may_ask(now))
+        {
             r.take = want_ - permit_;
+            r.keep = want_keep_;
+        }
         r.give_back = pending_give_;
         r.lower_to = pending_lower_;
         if (pending_pause_end_ > now)
@@ -467,6 +495,7 @@ public:
         pending_pause_end_ = {};
         pending_thaw_ = false;
         requested_ = r.take;
+        requested_keep_ = r.keep;
         in_flight_ = true;
         return r;
     }
@@ -479,11 +508,13 @@ public:
         {
             permit_ += requested_;
             retry_at_ = {};
+            retry_keep_ = 0;
         }
         else if (requested_ > 0)
         {
             // At least 1 ms between asks: never a busy loop on a rounding.
             retry_at_ = now + std::max<duration>(std::chrono::duration_cast<duration>(r.wait), std::chrono::milliseconds(1));
+            retry_keep_ = requested_keep_;
         }
         requested_ = 0;
         applied_ = std::max(applied_, sent_spent_);
@@ -512,11 +543,12 @@ public:
     /// owed and the processes last seen stay.
     void reset(time_point now) noexcept
     {
-        permit_ = want_ = requested_ = pending_give_ = sent_spent_ = 0;
+        permit_ = want_ = want_keep_ = requested_ = pending_give_ = sent_spent_ = 0;
         pending_lower_.reset();
         pending_pause_end_ = {};
         pending_thaw_ = remote_frozen_ = in_flight_ = false;
         retry_at_ = {};
+        retry_keep_ = requested_keep_ = 0;
         balance_ = capacity_;
         balance_at_ = now;
     }
@@ -524,6 +556,13 @@ public:
     double permit() const noexcept { return permit_; }
 
 private:
+    // A want may be sent: its retry time has come, or it asks for less of a
+    // reserve than the want that was told to wait (a foreground request
+    // after a background one), and no 429 pause holds.
+    bool may_ask(time_point now) const noexcept
+    {
+        return (now >= retry_at_ || want_keep_ + 1e-9 < retry_keep_) && now >= paused_until_;
+    }
 
     double estimate(time_point now) const noexcept
     {
@@ -539,8 +578,11 @@ private:
     time_point balance_at_;
     double permit_ = 0;
     double want_ = 0;
+    double want_keep_ = 0;  // the reserve the want must leave in the bucket
     double requested_ = 0;
     time_point retry_at_{};
+    double retry_keep_ = 0;      // the reserve of the want retry_at_ was named for
+    double requested_keep_ = 0;  // the reserve of the call in flight
     time_point paused_until_{};
     double pending_give_ = 0;
     std::optional<double> pending_lower_;

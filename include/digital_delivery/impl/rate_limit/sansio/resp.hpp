@@ -14,11 +14,13 @@
 /// that is no number, a reply larger than the limits below, nesting deeper
 /// than 4) is a protocol error, never a crash or a wrong value.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace digital_delivery {
@@ -58,13 +60,23 @@ inline void resp_append_command(std::string& out, const std::vector<std::string_
     }
 }
 
+/// The bounds a reply must keep (beyond them: status::error, drop the
+/// connection). The defaults fit the rate-limit script's replies; a caller
+/// with larger replies (a page of a hash) passes its own.
+struct resp_limits
+{
+    std::size_t max_bulk = 64 * 1024;  ///< Longest bulk string, and longest line, in bytes.
+    std::size_t max_elements = 64;     ///< Most elements of one array.
+    int max_depth = 4;                 ///< Deepest nesting of arrays (the outermost counts 1).
+};
+
 /// Decodes one reply from the front of a buffer.
 class resp_parser
 {
 public:
-    static constexpr std::size_t max_bulk = 64 * 1024;
-    static constexpr std::size_t max_elements = 64;
-    static constexpr int max_depth = 4;
+    static constexpr std::size_t max_bulk = resp_limits{}.max_bulk;
+    static constexpr std::size_t max_elements = resp_limits{}.max_elements;
+    static constexpr int max_depth = resp_limits{}.max_depth;
 
     enum class status
     {
@@ -80,11 +92,13 @@ public:
         std::string what;  ///< status::error: why
     };
 
-    static result parse(std::string_view in)
+    /// \param in The bytes received (a reply starts at the front).
+    /// \param limits The bounds the reply must keep.
+    static result parse(std::string_view in, const resp_limits& limits = {})
     {
         result r;
         std::size_t pos = 0;
-        r.st = parse_value(in, pos, r.value, 0, r.what);
+        r.st = parse_value(in, pos, r.value, 0, r.what, limits);
         if (r.st == status::done)
             r.consumed = pos;
         return r;
@@ -92,14 +106,14 @@ public:
 
 private:
     // A line up to CRLF (the CRLF consumed), or need_more/error.
-    static status line(std::string_view in, std::size_t& pos, std::string_view& out, std::string& what)
+    static status line(std::string_view in, std::size_t& pos, std::string_view& out, std::string& what, const resp_limits& lim)
     {
         const std::size_t end = in.find("\r\n", pos);
         if (end == std::string_view::npos)
         {
-            if (in.size() - pos > max_bulk)
+            if (in.size() - pos > lim.max_bulk)
             {
-                what = "a RESP line longer than 64 KiB";
+                what = "a RESP line longer than " + bytes(lim.max_bulk);
                 return status::error;
             }
             return status::need_more;
@@ -107,6 +121,16 @@ private:
         out = in.substr(pos, end - pos);
         pos = end + 2;
         return status::done;
+    }
+
+    // "64 KiB", "8 MiB", or a number of bytes.
+    static std::string bytes(std::size_t n)
+    {
+        if (n >= (1u << 20) && n % (1u << 20) == 0)
+            return std::to_string(n >> 20) + " MiB";
+        if (n >= 1024 && n % 1024 == 0)
+            return std::to_string(n >> 10) + " KiB";
+        return std::to_string(n) + " bytes";
     }
 
     static bool to_int(std::string_view s, std::int64_t& v)
@@ -135,11 +159,11 @@ private:
 
     // The length of a bulk string or an array: error, done (-1: nil), or
     // need_more meaning "read `n` more".
-    static status length(std::string_view l, std::size_t max, const char* bad, resp_value& v, std::int64_t& n, std::string& what)
+    static status length(std::string_view l, std::size_t max, std::string bad, resp_value& v, std::int64_t& n, std::string& what)
     {
-        if (!to_int(l, n) || n < -1 || n > static_cast<std::int64_t>(max))
+        if (!to_int(l, n) || n < -1 || static_cast<std::uint64_t>(std::max<std::int64_t>(n, 0)) > max)
         {
-            what = bad;
+            what = std::move(bad);
             return status::error;
         }
         if (n == -1)
@@ -150,13 +174,14 @@ private:
         return status::need_more;
     }
 
-    static status parse_value(std::string_view in, std::size_t& pos, resp_value& v, int depth, std::string& what)
+    static status parse_value(std::string_view in, std::size_t& pos, resp_value& v, int depth, std::string& what,
+                              const resp_limits& lim)
     {
         if (pos >= in.size())
             return status::need_more;
         const char type = in[pos++];
         std::string_view l;
-        if (auto st = line(in, pos, l, what); st != status::done)
+        if (auto st = line(in, pos, l, what, lim); st != status::done)
             return st;
         switch (type)
         {
@@ -179,7 +204,7 @@ private:
         case '$':
         {
             std::int64_t n = 0;
-            if (auto st = length(l, max_bulk, "a RESP bulk length that is no number or above 64 KiB", v, n, what);
+            if (auto st = length(l, lim.max_bulk, "a RESP bulk length that is no number or above " + bytes(lim.max_bulk), v, n, what);
                 st != status::need_more)
                 return st;
             const auto len = static_cast<std::size_t>(n);
@@ -198,18 +223,18 @@ private:
         case '*':
         {
             std::int64_t n = 0;
-            if (auto st = length(l, max_elements, "a RESP array length that is no number or above 64", v, n, what);
+            if (auto st = length(l, lim.max_elements, "a RESP array length that is no number or above " + std::to_string(lim.max_elements), v, n, what);
                 st != status::need_more)
                 return st;
-            if (depth + 1 >= max_depth)
+            if (depth + 1 >= lim.max_depth)
             {
-                what = "RESP arrays nested deeper than 4";
+                what = "RESP arrays nested deeper than " + std::to_string(lim.max_depth);
                 return status::error;
             }
             v.type = resp_value::kind::array;
             v.elements.resize(static_cast<std::size_t>(n));
             for (auto& e : v.elements)
-                if (auto st = parse_value(in, pos, e, depth + 1, what); st != status::done)
+                if (auto st = parse_value(in, pos, e, depth + 1, what, lim); st != status::done)
                     return st;
             return status::done;
         }

@@ -39,6 +39,10 @@ struct scheduler_config
     std::chrono::steady_clock::duration max_retry_after = std::chrono::seconds(60);
     bool hold_refill_until_response = false;  ///< rate_limit_params::hold_refill_until_response
     bool probe_first = false;                 ///< rate_limit_params::probe_first
+    /// rate_limit_params::background_share: a background request leaves
+    /// (1 - share) of the capacity in the source until it has waited one
+    /// aging_interval. 1: no reserve.
+    double background_share = 1;
 };
 
 class scheduler_core
@@ -105,7 +109,7 @@ public:
         cost = std::max(cost, 0.0);
         const key k{now + static_cast<int>(prio) * cfg_.aging_interval, seq_};
         const bool at_front = queue_.empty() || k < queue_.begin()->first;
-        if (!at_front || now < pause_end() || probe_holds(now) || !src_->try_take(cost, now))
+        if (!at_front || now < pause_end() || probe_holds(now) || !src_->try_take(cost, now, keep(prio, now, cost, now)))
             return false;
         granted_one(now);
         return true;
@@ -141,7 +145,7 @@ public:
             if (earliest(ahead + need(cost), now) > *deadline)
                 return acquire_status::deadline_unreachable;
         }
-        queue_.emplace(k, entry{id, cost, deadline});
+        queue_.emplace(k, entry{id, cost, deadline, prio, now});
         index_.emplace(id, k);
         total_queued_ += cost;
         if (deadline)
@@ -174,7 +178,8 @@ public:
             while (!queue_.empty() && !probe_holds(now))
             {
                 auto head = queue_.begin();
-                if (!src_->try_take(head->second.cost, now))
+                const entry& e = head->second;
+                if (!src_->try_take(e.cost, now, keep(e.prio, e.enqueued, e.cost, now)))
                     break;
                 granted_one(now);
                 out.push_back({head->second.id, true});
@@ -195,7 +200,14 @@ public:
     {
         if (queue_.empty())
             return std::nullopt;
-        const time_point t = earliest(need(queue_.begin()->second.cost), now);
+        const entry& e = queue_.begin()->second;
+        time_point t = earliest(need(e.cost), now);
+        if (const double k = keep(e.prio, e.enqueued, e.cost, now); k > 0)
+        {
+            // Held by the reserve: until the source holds it as well, or
+            // the request has aged out of it, whichever comes first.
+            t = std::min(earliest(need(e.cost) + k, now), std::max(t, e.enqueued + cfg_.aging_interval));
+        }
         // Held behind a probe: its answer runs the scheduler; this wake only
         // ends a probe nobody reported (probe_timeout()).
         return probe_holds(now) ? std::max(t, probe_at_ + probe_timeout()) : t;
@@ -350,6 +362,20 @@ public:
     /// cost, or the capacity when the cost is larger (taken from a full source).
     double need(double cost) const noexcept { return std::min(cost, src_->capacity()); }
 
+    /// The points a request of class `prio`, waiting since `enqueued`, must
+    /// leave in the source when it takes `cost` at `now`: a background
+    /// request's reserve, (1 - background_share) of the capacity, until it
+    /// has waited one aging_interval (then it is a normal request: never
+    /// starved); never so much that the request would not fit a full source.
+    double keep(priority prio, time_point enqueued, double cost, time_point now) const noexcept
+    {
+        if (prio != priority::background || !(cfg_.background_share < 1) || now - enqueued >= cfg_.aging_interval)
+            return 0;
+        const double cap = src_->capacity();
+        const double reserve = (1 - std::max(cfg_.background_share, 0.0)) * cap;
+        return std::max(0.0, std::min(reserve, cap - need(cost)));
+    }
+
     time_point earliest(double points, time_point now)
     {
         const time_point by_refill = now + src_->time_to_reach(points, now);
@@ -371,6 +397,8 @@ private:
         waiter_id id;
         double cost;
         std::optional<time_point> deadline;
+        priority prio;
+        time_point enqueued;
     };
     using queue_type = std::map<key, entry>;
 
