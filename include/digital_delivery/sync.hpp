@@ -179,16 +179,17 @@ struct sync_options
     bool delete_remote = false;  ///< Delete the assets of files removed locally (default: false).
     /// Refuse every delete when more than this many are planned (default: no limit).
     std::optional<std::size_t> max_delete{};
-    /// Refuse every delete when the local side has fewer than (1 - max_shrink)
-    /// of the manifest's files (default 0.5: it lost more than half).
+    /// Refuse every delete when more than this share of the manifest's files
+    /// are gone (default 0.5: the local side lost more than half).
     double max_shrink = 0.5;
     /// Delete assets that are linked to a digital product too (default:
     /// false: they are kept and reported). Assets attached to single orders
     /// cannot be found without reading every order and are not looked for.
     bool delete_linked = false;
     sync_adopt adopt = sync_adopt::off;  ///< See sync_adopt.
-    /// Link every created or adopted asset to this digital product at the end
-    /// (async_add_assets), and unlink the deleted ones (default: none).
+    /// Link every asset of the folder (the manifest's, new ones included) to
+    /// this digital product at the end of the apply (async_add_assets), and
+    /// unlink the deleted ones (default: none).
     std::optional<std::string> product_id{};
 };
 
