@@ -458,10 +458,20 @@ TEST_F(sync_apply, adopt_trust_and_adopt_replace)
     add("x3", "other.pdf", "other BYTES");
     dd::sync_options o;
     o.adopt = dd::sync_adopt::trust;
-    auto r = run(o, {}, nullptr, nullptr, true);
+    auto r = run(o);
     ASSERT_FALSE(r.plan_ec);
     EXPECT_EQ(r.plan.totals.adopt, 1u);
     EXPECT_EQ(r.plan.totals.ambiguous, 1u);
+    EXPECT_EQ(std::count(store.log.begin(), store.log.end(), "POST /assets"), 0);
+    ASSERT_EQ(manifest.entries().size(), 1u);
+    EXPECT_EQ(manifest.entries()[0].asset_id, "x1");
+    // Taken as is: the next plan sees manifest.pdf in sync (its hash is the file's).
+    auto again = run(o, {}, nullptr, nullptr, true);
+    EXPECT_EQ(again.plan.totals.unchanged, 1u);
+    EXPECT_EQ(again.plan.totals.replace, 0u);
+    EXPECT_EQ(store.assets.at("x1").body, std::string(12, '?'));  // trust: its bytes were never checked
+    // --adopt=replace uploads the file into the adopted asset.
+    manifest = dd::memory_sync_manifest{};
     o.adopt = dd::sync_adopt::replace;
     auto r2 = run(o);
     ASSERT_FALSE(r2.plan_ec);

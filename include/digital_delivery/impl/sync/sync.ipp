@@ -814,7 +814,21 @@ private:
         // The asset's updated_at as the plan's listing showed it.
         sync_manifest_entry e{a.path, a.asset_id, a.size, a.mtime_ns, a.sha256, a.asset_updated_at, a.filename};
         if (a.kind == sync_action_kind::adopt && a.reason == sync_reason::adopted)
-            message = "adopted: its bytes were not read (the API has no checksum)";
+            message = "adopted: the asset's bytes were not read (the API has no checksum)";
+        if (e.sha256.empty())
+        {
+            // The scan did not need this file's hash; the manifest does (the
+            // next scan compares it): read it now, unchanged since the plan.
+            const std::string path = join_root(plan_->root, a.path);
+            e.sha256 = hash_file_at(AT_FDCWD, path.c_str(), a.size, true);
+            struct stat st{};
+            if (e.sha256.empty() || ::stat(path.c_str(), &st) != 0 || mtime_ns_of(st) != a.mtime_ns ||
+                static_cast<std::uint64_t>(st.st_size) != a.size)
+            {
+                message = "skipped: " + a.path + " changed since the plan (size or mtime); the next run plans it again";
+                return make_error_code(sync_errc::file_changed);
+            }
+        }
         return sync_store_call(*diag_, [&] {
             if (a.kind == sync_action_kind::move)
                 m_.move(a.from_path, e);
