@@ -3,6 +3,11 @@
 // Distributed under the Boost Software License, Version 1.0.
 // (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
+// In header-only mode sync.hpp includes sync.ipp, which includes this file:
+// sync.hpp goes first, outside this file's guard, so that a translation unit
+// that includes this file first still sees it whole.
+#include <digital_delivery/sync.hpp>
+
 #ifndef DIGITAL_DELIVERY_IMPL_SYNC_SANSIO_SYNC_PLANNER_HPP
 #define DIGITAL_DELIVERY_IMPL_SYNC_SANSIO_SYNC_PLANNER_HPP
 
@@ -12,7 +17,6 @@
 
 #include <digital_delivery/asset.hpp>
 #include <digital_delivery/endpoint_cost.hpp>
-#include <digital_delivery/sync.hpp>
 #include <digital_delivery/upload_journal.hpp>
 
 #include <algorithm>
