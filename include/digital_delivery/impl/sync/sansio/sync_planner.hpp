@@ -371,7 +371,7 @@ inline sync_plan make_plan(
                 a.message = again ? "adopted asset " + candidates[0] + ", uploaded again to be sure of its bytes"
                                   : "adopted asset " + candidates[0] +
                                         " by (filename, byte_size): its bytes are not known (the API has no checksum)";
-                claimed.insert(candidates[0]);
+                claimed.insert(by_id[candidates[0]]->id);  // a view of the listing: candidates is gone soon
                 plan.actions.push_back(std::move(a));
                 continue;
             }
