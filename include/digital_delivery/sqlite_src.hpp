@@ -22,5 +22,6 @@
 #include <digital_delivery/impl/sqlite/sqlite_state.ipp>
 #include <digital_delivery/impl/feed/sqlite_feed_checkpoint.ipp>
 #include <digital_delivery/impl/upload/sqlite_upload_journal.ipp>
+#include <digital_delivery/impl/sync/sqlite_sync_manifest.ipp>
 
 #endif

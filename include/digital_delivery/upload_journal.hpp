@@ -35,6 +35,7 @@
 #include <digital_delivery/diagnostics.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/request_options.hpp>
+#include <digital_delivery/string_ref.hpp>
 #include <digital_delivery/upload_options.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -77,6 +78,11 @@ struct upload_record
     /// When the last POST /assets was announced (Unix time, ms, local clock):
     /// a reconciliation looks for assets created after it (less a margin).
     std::int64_t intent_unix_ms = 0;
+    /// Whether the record is a replace of asset_id's body
+    /// (async_replace_file), not a new asset: it starts at `created` (the
+    /// asset exists), and its recovery never deletes the asset (a changed
+    /// or gone file forgets the record; the asset keeps its old body).
+    bool replace = false;
 };
 
 /// Where journaled uploads are kept: implement it to keep them in your own
@@ -196,6 +202,29 @@ struct upload_file_initiation
     }
 };
 /// \private
+DIGITAL_DELIVERY_DECL void start_replace_file(
+    client& c,
+    upload_journal& j,
+    std::string asset_id,
+    std::string path,
+    upload_record meta,
+    journal_options opts,
+    stored_request_options request,
+    diagnostics* diag,
+    journal_handler handler
+);
+/// \private
+struct replace_file_initiation
+{
+    template <class Handler>
+    void operator()(Handler&& h, diagnostics* diag, client* c, upload_journal* j, std::string asset_id, std::string path,
+                    upload_record meta, journal_options opts, stored_request_options request) const
+    {
+        start_replace_file(*c, *j, std::move(asset_id), std::move(path), std::move(meta), std::move(opts), std::move(request),
+                           diag, journal_handler(std::forward<Handler>(h)));
+    }
+};
+/// \private
 struct recover_upload_initiation
 {
     template <class Handler>
@@ -247,6 +276,47 @@ auto async_upload_file(client& c, upload_journal& journal, std::string_view path
     return t.template initiate<void(error_code, journaled_upload)>(
         detail::upload_file_initiation{}, &c, &journal, std::string(path), std::move(meta), o ? *o : journal_options{},
         detail::stored_request_options(t.options())
+    );
+}
+
+/// Uploads the file at `path` into the existing internal asset `asset_id`
+/// (POST /assets/{id}/replace and the PUT: the asset keeps its id and every
+/// link), through `journal`: a record (replace = true, stage `created`, the
+/// file's size and SHA-256) is written before the POST; `uploaded` once the
+/// storage took the body; `committed` once GET /assets/{id} shows it. An
+/// interrupted replace is finished by the next call for the same asset and
+/// content, or by async_recover_upload (which never deletes the asset: a
+/// changed or gone file forgets the record).
+///
+/// Call shape: `async_replace_file(client, journal, asset_id, path, params,
+/// [journal_options], [request_options], [diagnostics&], [token])`;
+/// completion `void(error_code, journaled_upload)` (outcome uploaded, or
+/// completed when an interrupted replace was finished). Points:
+/// operation_points::replace_asset_body.
+///
+/// \param c The client.
+/// \param journal The journal.
+/// \param asset_id The internal asset.
+/// \param path The file.
+/// \param params The new filename and content type.
+/// \param rest [journal_options], [request_options], [diagnostics&], [token].
+/// \return What the completion token makes of the operation (an awaitable by default).
+template <class... Rest>
+    requires(detail::trailing<journal_options, Rest...>::template valid<replace_asset_params>())
+auto async_replace_file(client& c, upload_journal& journal, string_ref asset_id, std::string_view path,
+                        const replace_asset_params& params, Rest&&... rest)
+{
+    auto t = detail::make_trailing<journal_options>(std::forward<Rest>(rest)...);
+    upload_record meta;
+    meta.filename = std::string(params.filename);
+    if (params.content_type)
+        meta.content_type = std::string(*params.content_type);
+    meta.replace = true;
+    meta.asset_id = std::string(asset_id);
+    const journal_options* o = t.op_options();
+    return t.template initiate<void(error_code, journaled_upload)>(
+        detail::replace_file_initiation{}, &c, &journal, std::string(asset_id), std::string(path), std::move(meta),
+        o ? *o : journal_options{}, detail::stored_request_options(t.options())
     );
 }
 

@@ -39,6 +39,8 @@ LAYERS = {
     "http/sansio": 1,
     "rate_limit/sansio": 1,
     "upload/sansio": 1,
+    # The sync's planner and apply rules (on the public sync model).
+    "sync/sansio": 2,
     # Trace context and one operation's spans (no I/O: the drivers pass the times).
     "trace": 1,
     # Sans-io too, on the cores above: the request pipeline's core (retry
@@ -65,6 +67,8 @@ LAYERS = {
     # Built on the endpoints: uploads, the asset-edit helpers, the watermark waiter.
     "upload": 7,
     "workflows": 7,
+    # The folder sync's driver: scan, listing, plan, apply through the upload journal.
+    "sync": 7,
     # The order feed's driver (polls, look-back, checkpoint commits) and its event's JSON form.
     "feed": 7,
     # Test doubles and cassettes.
@@ -102,6 +106,8 @@ OPT_IN_STORES = {
         "sqlite_feed_checkpoint.hpp",
         "impl/feed/sqlite_feed_checkpoint.ipp",
         "impl/upload/sqlite_upload_journal.ipp",
+        "sqlite_sync_manifest.hpp",
+        "impl/sync/sqlite_sync_manifest.ipp",
     },
 }
 # Each opt-in component's public header(s), and the source file that compiles
@@ -112,6 +118,7 @@ OPT_IN_HEADERS = {
     "digital_delivery/shm_rate_limit_store.hpp": "shm",
     "digital_delivery/sqlite_state.hpp": "sqlite",
     "digital_delivery/sqlite_upload_journal.hpp": "sqlite",
+    "digital_delivery/sqlite_sync_manifest.hpp": "sqlite",
 }
 OPT_IN_SOURCE = {"redis": "src.hpp", "shm": "src.hpp", "sqlite": "sqlite_src.hpp"}
 OPT_IN_STORE_FILES = {f"digital_delivery/{f}": store for store, files in OPT_IN_STORES.items()

@@ -36,10 +36,12 @@ inline constexpr std::string_view upload_journal_migrations[] = {
     " intent_unix_ms INTEGER NOT NULL);"
     "CREATE INDEX dd_upload_journal_path ON dd_upload_journal(path);"
     "CREATE INDEX dd_upload_journal_stage ON dd_upload_journal(stage)",
+    // 2: replaces of an existing asset's body (async_replace_file).
+    "ALTER TABLE dd_upload_journal ADD COLUMN is_replace INTEGER NOT NULL DEFAULT 0 CHECK (is_replace IN (0, 1))",
 };
 
 inline constexpr std::string_view upload_journal_columns =
-    "id, path, size, sha256, filename, content_type, name, stage, asset_id, intent_unix_ms, watermark_asset";
+    "id, path, size, sha256, filename, content_type, name, stage, asset_id, intent_unix_ms, watermark_asset, is_replace";
 
 inline upload_record read_upload_record(const sqlite_statement& st, const std::string& file)
 {
@@ -56,6 +58,7 @@ inline upload_record read_upload_record(const sqlite_statement& st, const std::s
     r.intent_unix_ms = st.column_int64(9);
     if (!st.is_null(10))
         r.watermark_asset = st.column_int64(10) != 0;
+    r.replace = st.column_int64(11) != 0;
     if (size < 0 || stage < 1 || stage > 4 || (stage > 1 && r.asset_id.empty()))
     {
         diagnostics d;
@@ -83,6 +86,7 @@ inline void bind_upload_record(sqlite_statement& st, const upload_record& r)
         st.bind(10, static_cast<std::int64_t>(*r.watermark_asset));
     else
         st.bind(10, nullptr);
+    st.bind(11, static_cast<std::int64_t>(r.replace ? 1 : 0));
 }
 
 }  // namespace detail
@@ -118,7 +122,7 @@ DIGITAL_DELIVERY_DECL std::int64_t sqlite_upload_journal::insert(const upload_re
 {
     auto tx = db_.begin();
     auto st = db_.prepare("INSERT INTO dd_upload_journal(path, size, sha256, filename, content_type, name, stage, asset_id, "
-                          "intent_unix_ms, watermark_asset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                          "intent_unix_ms, watermark_asset, is_replace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     detail::bind_upload_record(st, r);
     st.run();
     const std::int64_t id = db_.last_insert_rowid();
@@ -130,9 +134,9 @@ DIGITAL_DELIVERY_DECL void sqlite_upload_journal::update(const upload_record& r)
 {
     auto tx = db_.begin();
     auto st = db_.prepare("UPDATE dd_upload_journal SET path = ?, size = ?, sha256 = ?, filename = ?, content_type = ?, "
-                          "name = ?, stage = ?, asset_id = ?, intent_unix_ms = ?, watermark_asset = ? WHERE id = ?");
+                          "name = ?, stage = ?, asset_id = ?, intent_unix_ms = ?, watermark_asset = ?, is_replace = ? WHERE id = ?");
     detail::bind_upload_record(st, r);
-    st.bind(11, r.id);
+    st.bind(12, r.id);
     st.run();
     tx.commit();
 }

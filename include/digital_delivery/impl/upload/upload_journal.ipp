@@ -212,6 +212,33 @@ public:
         co_return co_await run(std::move(rec), f, true);
     }
 
+    boost::asio::awaitable<result> replace_file(std::string asset_id, std::string path, upload_record meta)
+    {
+        journal_file f = inspect_journal_file(path);
+        if (!f.exists)
+            co_return fail(client_errc::source_unreadable, "cannot read " + path);
+        meta.path = path;
+        std::vector<upload_record> records;
+        if (auto ec = journal_call([&] { records = j_.find(path); }))
+            co_return fail(ec);
+        // An interrupted replace of this asset: finished if it holds this
+        // content, else forgotten (the asset keeps its old body).
+        for (auto& r : records)
+            if (r.replace && r.asset_id == asset_id && r.stage != upload_stage::committed)
+            {
+                if (same_content(r, f))
+                    co_return co_await run(std::move(r), f, false);
+                if (auto jec = journal_call([&] { j_.erase(r.id); }))
+                    co_return fail(jec);
+            }
+        upload_record rec = replacing_record(std::move(meta), f, unix_ms_now());
+        rec.asset_id = asset_id;
+        if (auto ec = journal_call([&] { rec.id = j_.insert(rec); }))
+            co_return fail(ec);
+        replacing_here_ = true;
+        co_return co_await run(std::move(rec), f, false);
+    }
+
     boost::asio::awaitable<result> recover(upload_record rec)
     {
         journal_file f = inspect_journal_file(rec.path);
@@ -295,6 +322,14 @@ private:
                     p.content_type = *rec.content_type;
                 auto [ec, a] = co_await async_replace_asset_body(c_, rec.asset_id, src, p, opts_.upload, request_.get(), *diag_,
                                                                  boost::asio::as_tuple(boost::asio::use_awaitable));
+                if (ec == api_errc::asset_not_found && rec.replace)
+                {
+                    // The asset to replace is gone: nothing to finish.
+                    if (auto jec = journal_call([&] { j_.erase(rec.id); }))
+                        co_return fail(jec);
+                    diag_->asset_id = rec.asset_id;
+                    co_return result{ec, journaled_upload{journal_outcome::forgotten, rec, {}}};
+                }
                 if (ec == api_errc::asset_not_found)
                 {
                     // Deleted by someone else: nothing exists; created anew.
@@ -329,7 +364,7 @@ private:
                 rec = with_stage(std::move(rec), upload_stage::committed);
                 if (auto jec = journal_call([&] { j_.update(rec); }))
                     co_return fail(jec);
-                co_return result{error_code{}, journaled_upload{created_here ? journal_outcome::uploaded : journal_outcome::completed,
+                co_return result{error_code{}, journaled_upload{created_here || replacing_here_ ? journal_outcome::uploaded : journal_outcome::completed,
                                                                 std::move(rec), std::move(a)}};
             }
             case journal_step::delete_asset:
@@ -428,6 +463,7 @@ private:
     stored_request_options request_;
     diagnostics own_diag_;
     diagnostics* diag_;
+    bool replacing_here_ = false;  // replace_file announced a new replace: its end is "uploaded"
 };
 
 template <class Make>
@@ -487,6 +523,27 @@ DIGITAL_DELIVERY_DECL void start_upload_file(
     spawn_journal(c, diag, std::move(handler), d,
                   [path = std::move(path), meta = std::move(meta)](journal_driver& dr) mutable {
                       return dr.upload_file(std::move(path), std::move(meta));
+                  });
+}
+
+DIGITAL_DELIVERY_DECL void start_replace_file(
+    client& c,
+    upload_journal& j,
+    std::string asset_id,
+    std::string path,
+    upload_record meta,
+    journal_options opts,
+    stored_request_options request,
+    diagnostics* diag,
+    journal_handler handler
+)
+{
+    if (diag)
+        diag->clear();
+    auto d = std::make_shared<journal_driver>(c, j, std::move(opts), std::move(request), diag);
+    spawn_journal(c, diag, std::move(handler), d,
+                  [id = std::move(asset_id), path = std::move(path), meta = std::move(meta)](journal_driver& dr) mutable {
+                      return dr.replace_file(std::move(id), std::move(path), std::move(meta));
                   });
 }
 

@@ -62,11 +62,25 @@ inline journal_step next_step(const upload_record& r, const journal_file& f, boo
             return journal_step::reconcile;
         return same_content(r, f) ? journal_step::create : journal_step::forget;
     case upload_stage::created:
-        return same_content(r, f) ? journal_step::upload_body : journal_step::delete_asset;
+        // A replace's asset existed before: never deleted (its old body stays).
+        if (same_content(r, f))
+            return journal_step::upload_body;
+        return r.replace ? journal_step::forget : journal_step::delete_asset;
     case upload_stage::uploaded: return journal_step::verify;
     case upload_stage::committed: return journal_step::done;
     }
     return journal_step::forget;
+}
+
+/// The record announcing a replace of `asset_id`'s body (stage created: the asset exists).
+inline upload_record replacing_record(upload_record meta, const journal_file& f, std::int64_t now_unix_ms)
+{
+    meta.size = f.size;
+    meta.sha256 = f.sha256;
+    meta.stage = upload_stage::created;
+    meta.replace = true;
+    meta.intent_unix_ms = now_unix_ms;
+    return meta;
 }
 
 /// The record announcing a create.
