@@ -35,6 +35,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -301,6 +303,20 @@ TEST(ddctl_sync, new_edited_moved_removed_files_against_the_sandbox)
         EXPECT_EQ(f.get("/digital_products/" + product_id).at("digital_product").at("assets").as_array().size(), 6u);
     else
         ADD_FAILURE() << "cannot make a digital product: " << product.body;
+
+    // one sync of a folder at a time: its lock held (as a running sync holds it), a second one is refused (exit 9)
+    {
+        int lock_fd = -1;
+        for (const auto& e : fs::directory_iterator(f.home.path / "state" / "ddctl"))
+            if (e.path().filename().string().find(".sync-") != std::string::npos && e.path().extension() == ".lock")
+                lock_fd = ::open(e.path().c_str(), O_RDWR | O_CLOEXEC);
+        ASSERT_GE(lock_fd, 0) << "no folder lock beside the state file";
+        ASSERT_EQ(::flock(lock_fd, LOCK_EX | LOCK_NB), 0);
+        auto locked = f.ddctl({"assets", "sync", f.tree.string()});
+        EXPECT_EQ(locked.status, 9) << locked.err;
+        EXPECT_NE(locked.err.find("another `ddctl assets sync`"), std::string::npos) << locked.err;
+        ::close(lock_fd);
+    }
 
     // nothing changed: nothing written
     const auto before_again = f.points_used();
