@@ -612,6 +612,7 @@ void add_sync_commands(CLI::App& assets, selection& sel)
         app->callback([&sel, a, app, include, exclude]() {
             a->rules = rules_in_order(*app, include, exclude);
             sel.write = true;
+            sel.sleeps = true;  // paced on purpose: the progress display shows the points-ETA, no wait notices
             sel.run = [a](session& s) -> asio::awaitable<void> { co_await run_sync(s, *a); };
         });
     }
