@@ -17,7 +17,9 @@
 #             it lists two trees and compares size and mtime), for reference
 #   ddctl     `ddctl assets check DIR`: the whole command, the remote listing
 #             (GET /assets, 250 a page) included; its points reported apart
-# Usage: [FILES=N] [REPS=N] benchmarks/sync/resync.sh BUILD_DIR
+# Usage: [FILES=N] [REPS=N] [FILL_BUILD=DIR] benchmarks/sync/resync.sh BUILD_DIR
+#   FILL_BUILD: the build whose sandbox and ddctl do the set-up (default BUILD_DIR), e.g. a
+#   debug build while BUILD_DIR's Release build is still being made (waited for);
 #   (a CMake build with -DDIGITAL_DELIVERY_BUILD_BENCHMARKS=ON and the targets ddctl,
 #   digital-delivery-sandbox and digital_delivery_sync_scan_bench)
 set -euo pipefail
@@ -26,6 +28,9 @@ files="${FILES:-100000}"
 reps="${REPS:-5}"
 dir="$(mktemp -d /tmp/ddctl-sync-resync-XXXXXX)"
 source "$(dirname "$0")/common.sh"
+fill_build="$(cd "${FILL_BUILD:-$build}" && pwd)"
+measured_ddctl="$ddctl"
+ddctl="$fill_build/tools/ddctl/ddctl" sandbox="$fill_build/tools/sandbox/digital-delivery-sandbox"
 state="$(mktemp -d /dev/shm/ddctl-sync-state-XXXXXX)"
 trap 'sync_bench_cleanup; rm -rf "$state"' EXIT
 scan_bench="$build/benchmarks/sync/digital_delivery_sync_scan_bench"
@@ -47,10 +52,12 @@ export DIGITAL_DELIVERY_BASE_URL="$origin/api/v1/external" DIGITAL_DELIVERY_API_
        XDG_STATE_HOME="$state" XDG_CONFIG_HOME="$dir/config"
 mkdir -p "$dir/config"
 limits=(--rate-limit-points 100000000 --rate-limit-store in-process)
-fill=$(measure "$dir/fill.out" "$dir/fill.err" "$ddctl" "${limits[@]}" assets sync "$dir/tree" --transfers 8 --no-progress -o json)
+fill=$(measure "$dir/fill.out" "$dir/fill.err" "$ddctl" "${limits[@]}" assets sync "$dir/tree" --transfers 32 --no-progress -o json)
 fill_points=$(points "$key")
 state_db=$(ls "$state"/ddctl/uploads-*.db)
 cp -a "$dir/tree" "$dir/copy"
+ddctl="$measured_ddctl"
+for _ in $(seq 3600); do [[ -x "$ddctl" && -x "$scan_bench" ]] && break; sleep 1; done
 
 declare -A res
 one() {  # name command...

@@ -363,6 +363,14 @@ TEST(ddctl_sync, new_edited_moved_removed_files_against_the_sandbox)
         if (l.if_contains("action") && l.at("action").as_string() == "skip" && l.at("path").as_string() == "e.bin")
             reported = true;
     EXPECT_TRUE(reported) << linked.out;
+    auto kept_linked = f.ddctl({"assets", "sync", f.tree.string(), "--delete", "-o", "json"});
+    EXPECT_EQ(kept_linked.status, 0) << kept_linked.err;
+    reported = false;
+    for (const auto& l : json_lines(kept_linked.out))
+        if (l.if_contains("action") && l.at("action").as_string() == "skip" && l.at("path").as_string() == "e.bin")
+            reported = l.at("result").as_string() == "skipped";
+    EXPECT_TRUE(reported) << "sync says what it leaves out: " << kept_linked.out;
+    EXPECT_EQ(f.assets().size(), 7u);
     // --delete asks: no terminal and no --yes is a usage error, nothing deleted
     auto unconfirmed = f.ddctl({"assets", "sync", f.tree.string(), "--delete", "--delete-linked"});
     EXPECT_EQ(unconfirmed.status, 2) << unconfirmed.err;

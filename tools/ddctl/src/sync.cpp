@@ -430,6 +430,22 @@ asio::awaitable<void> run_sync(session& s, const sync_args& a)
         s.confirm("delete " + std::to_string(tot.delete_asset) + " asset" + (tot.delete_asset == 1 ? "" : "s") +
                   " whose file is gone from " + root_s);
 
+    // what the plan itself leaves out (too large, unreadable, a kept linked asset, a
+    // refused delete, an ambiguous adoption): said once, before the run
+    for (const auto& act : plan.actions)
+        if (act.kind == dd::sync_action_kind::skip || act.kind == dd::sync_action_kind::ambiguous)
+        {
+            if (json_out)
+            {
+                json::object o = action_json(act);
+                o["result"] = "skipped";
+                s.out.value(o);
+            }
+            else
+                std::cout << "skipped  " << action_line(act) << '\n';
+        }
+    std::cout.flush();
+
     progress_display shown(s, plan);
     bool changed_during_run = false;
     dd::sync_apply_options ao;
