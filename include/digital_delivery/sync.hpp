@@ -179,16 +179,17 @@ struct sync_options
     bool delete_remote = false;  ///< Delete the assets of files removed locally (default: false).
     /// Refuse every delete when more than this many are planned (default: no limit).
     std::optional<std::size_t> max_delete{};
-    /// Refuse every delete when the local side has fewer than (1 - max_shrink)
-    /// of the manifest's files (default 0.5: it lost more than half).
+    /// Refuse every delete when more than this share of the manifest's files
+    /// are gone (default 0.5: the local side lost more than half).
     double max_shrink = 0.5;
     /// Delete assets that are linked to a digital product too (default:
     /// false: they are kept and reported). Assets attached to single orders
     /// cannot be found without reading every order and are not looked for.
     bool delete_linked = false;
     sync_adopt adopt = sync_adopt::off;  ///< See sync_adopt.
-    /// Link every created or adopted asset to this digital product at the end
-    /// (async_add_assets), and unlink the deleted ones (default: none).
+    /// Link every asset of the folder (the manifest's, new ones included) to
+    /// this digital product at the end of the apply (async_add_assets), and
+    /// unlink the deleted ones (default: none).
     std::optional<std::string> product_id{};
 };
 
@@ -201,8 +202,11 @@ struct sync_local_file
     std::uint64_t size = 0;     ///< stat's st_size.
     std::int64_t mtime_ns = 0;  ///< stat's st_mtim, ns since the Unix epoch.
     /// SHA-256 (hex): computed when size or mtime differ from the manifest's
-    /// entry (or it has none), else the manifest's; empty for files not read
-    /// (too large, skipped).
+    /// entry, else the manifest's. A file the manifest does not hold is read
+    /// only when a manifest entry whose file is gone has its size (it may be
+    /// that file, moved); else this is empty and the upload journal hashes
+    /// the file when it uploads it (one read, inside a transfer slot). Empty
+    /// for files skipped (too large, unreadable).
     std::string sha256{};
     bool hashed = false;        ///< Whether this scan read the file.
     /// Why the file is not synced (sync_errc::file_too_large,
@@ -306,7 +310,7 @@ struct sync_action
     std::string asset_id{};   ///< The asset (empty for a create).
     std::uint64_t size = 0;   ///< The file's size (the asset's byte_size for a delete).
     std::int64_t mtime_ns = 0;  ///< The file's mtime at the scan.
-    std::string sha256{};     ///< The file's SHA-256 at the scan.
+    std::string sha256{};     ///< The file's SHA-256 at the scan (empty when the scan did not need to read it: see sync_local_file::sha256).
     std::string filename{};   ///< The asset's filename: the file's name (see docs/sync.md).
     std::string name{};       ///< The asset's name: the relative path.
     std::optional<std::string> content_type{};  ///< From the file's extension (none: the API's default).
@@ -381,6 +385,49 @@ DIGITAL_DELIVERY_DECL sync_plan plan_sync(
     const sync_options& options
 );
 
+/// What the upload journal holds for a folder (read_sync_journal).
+struct sync_journal_state
+{
+    /// Committed records of the tree's files that the manifest does not hold
+    /// with their current content (a crash after the upload, before the
+    /// manifest write): plan_sync takes them as in sync.
+    std::vector<upload_record> committed{};
+    /// Records under the folder that are not committed (an interrupted
+    /// run): the apply finishes them first.
+    std::vector<upload_record> unfinished{};
+};
+
+/// Reads what plan_sync needs of the journal (synchronously: one
+/// upload_journal::find per file of `local` that the manifest does not
+/// hold with its content, and one upload_journal::unfinished).
+/// \param journal The upload journal.
+/// \param local The local tree (its root is the folder).
+/// \param manifest The manifest's entries.
+/// \return The records. Journal failures are thrown.
+DIGITAL_DELIVERY_DECL sync_journal_state read_sync_journal(
+    upload_journal& journal,
+    const sync_local_tree& local,
+    std::span<const sync_manifest_entry> manifest
+);
+
+/// Plans a sync (pure), with the journal's records: plan_sync with
+/// `journal.committed`, and sync_plan::unfinished / recovery_points set from
+/// `journal.unfinished`. async_plan_sync is scan_sync_tree,
+/// async_list_sync_remote, read_sync_journal and this.
+/// \param local The local tree (scan_sync_tree).
+/// \param manifest The manifest's entries.
+/// \param remote The remote listing (async_list_sync_remote).
+/// \param journal The journal's records (read_sync_journal).
+/// \param options The options.
+/// \return The plan.
+DIGITAL_DELIVERY_DECL sync_plan plan_sync_with_journal(
+    const sync_local_tree& local,
+    std::span<const sync_manifest_entry> manifest,
+    const sync_remote& remote,
+    const sync_journal_state& journal,
+    const sync_options& options
+);
+
 /// The asset's filename, name and content type for a relative path
 /// (docs/sync.md, "Path mapping"): filename = the last component, name = the
 /// whole relative path, content type from the extension (none when unknown).
@@ -420,6 +467,9 @@ struct sync_event
     std::int64_t points_total = 0;        ///< Points of the plan (listing excluded).
     error_code error{};                   ///< action_failed / action_skipped / stopping: why.
     std::string_view message{};           ///< Words for people.
+    /// action_done: the asset the file is in now (a create's new id);
+    /// action_failed: an asset that exists for it, if any.
+    std::string_view asset_id{};
 };
 
 /// Options of async_apply_sync.
@@ -477,6 +527,25 @@ namespace detail {
 /// \private
 using sync_plan_handler = boost::asio::any_completion_handler<void(error_code, sync_plan)>;
 /// \private
+using sync_remote_handler = boost::asio::any_completion_handler<void(error_code, sync_remote)>;
+/// \private
+DIGITAL_DELIVERY_DECL void start_list_sync_remote(
+    client& c,
+    sync_options opts,
+    stored_request_options request,
+    diagnostics* diag,
+    sync_remote_handler handler
+);
+/// \private
+struct list_sync_remote_initiation
+{
+    template <class Handler>
+    void operator()(Handler&& h, diagnostics* diag, client* c, sync_options opts, stored_request_options request) const
+    {
+        start_list_sync_remote(*c, std::move(opts), std::move(request), diag, sync_remote_handler(std::forward<Handler>(h)));
+    }
+};
+/// \private
 using sync_apply_handler = boost::asio::any_completion_handler<void(error_code, sync_result)>;
 /// \private (impl/sync/sync.ipp)
 DIGITAL_DELIVERY_DECL void start_plan_sync(
@@ -524,7 +593,31 @@ struct apply_sync_initiation
 };
 }  // namespace detail
 
-/// Plans a sync of `root`: scans it (scan_sync_tree), lists the store's
+/// Lists the remote side of a plan: every page of GET /assets (250 a page),
+/// of GET /digital_products (100 a page) when sync_options::delete_remote,
+/// and GET /digital_products/{id} when sync_options::product_id; each at
+/// priority::background. sync_remote::listing_requests / listing_points
+/// count them.
+///
+/// Call shape: `async_list_sync_remote(client, sync_options,
+/// [request_options], [diagnostics&], [token])`; completion
+/// `void(error_code, sync_remote)`.
+/// \param c The client.
+/// \param options The options (delete_remote, product_id).
+/// \param rest [request_options], [diagnostics&], [token].
+/// \return What the completion token makes of the operation (an awaitable by default).
+template <class... Rest>
+    requires(detail::trailing<void, Rest...>::template valid<sync_options>())
+auto async_list_sync_remote(client& c, const sync_options& options, Rest&&... rest)
+{
+    auto t = detail::make_trailing<void>(std::forward<Rest>(rest)...);
+    return t.template initiate<void(error_code, sync_remote)>(
+        detail::list_sync_remote_initiation{}, &c, options, detail::stored_request_options(t.options())
+    );
+}
+
+/// Plans a sync of `root`: scans it (scan_sync_tree, synchronously on the
+/// client's executor: a big tree holds that executor for the scan), lists the store's
 /// assets (every page of GET /assets, 250 a page) and, when
 /// sync_options::delete_remote, its digital products (to find linked
 /// assets), reads the journal's committed records of the folder's files and

@@ -19,6 +19,8 @@
 #include "run.hpp"
 #include "sync_store.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -257,8 +259,18 @@ TEST_F(sync_apply, new_then_unchanged_then_edited_moved_removed)
     dd::sync_options o;
     o.delete_remote = true;
     o.max_shrink = 0.9;
-    auto r1 = run(o);
+    std::set<std::string> done_ids;
+    dd::sync_apply_options ao1;
+    ao1.on_event = [&](const dd::sync_event& e) {
+        if (e.kind == dd::sync_event_kind::action_done)
+            done_ids.insert(std::string(e.asset_id));
+    };
+    auto r1 = run(o, ao1);
     ASSERT_FALSE(r1.plan_ec) << r1.plan_ec.message();
+    std::set<std::string> store_ids;
+    for (const auto& [id, a] : store.assets)
+        store_ids.insert(id);
+    EXPECT_EQ(done_ids, store_ids);  // each create's event names its new asset
     ASSERT_FALSE(r1.apply_ec) << r1.apply_ec.message();
     EXPECT_EQ(r1.plan.totals.create, 3u);
     EXPECT_EQ(r1.result.outcome, dd::sync_outcome::complete);
@@ -598,4 +610,88 @@ TEST_F(sync_apply, one_sync_of_a_folder_at_a_time)
     }
     std::filesystem::create_directories(base + "/other");
     dd::sync_folder_lock other(db, base + "/other");  // another folder: its own lock
+}
+
+TEST_F(sync_apply, cancelled_apply_completes_with_operation_aborted_and_the_next_run_converges)
+{
+    for (int i = 0; i < 6; ++i)
+        write("f" + std::to_string(i) + ".bin", std::string(30000 + i, 'c'));
+    {
+        dd::testing::virtual_clock vc;
+        asio::io_context ioc;
+        auto t = std::make_shared<dd_test::sync_store::transport>(ioc.get_executor(), store);
+        dd::client_params params{.base_url = base_url, .api_key = "k"};
+        params.rate_limit.enabled = false;
+        dd::client client{t, params};
+        asio::cancellation_signal cancel;
+        dd::sync_plan plan;
+        dd::error_code ec;
+        bool done = false;
+        dd::async_plan_sync(client, journal, manifest, dir, dd::sync_options{}, [&](dd::error_code pec, dd::sync_plan p) {
+            ASSERT_FALSE(pec);
+            plan = std::move(p);
+            dd::sync_apply_options ao;
+            ao.transfers = 2;
+            ao.on_event = [&](const dd::sync_event& e) {
+                if (e.kind == dd::sync_event_kind::action_progress)
+                    cancel.emit(asio::cancellation_type::terminal);  // during the first PUT
+            };
+            dd::async_apply_sync(client, journal, manifest, plan, ao,
+                                 asio::bind_cancellation_slot(cancel.slot(), [&](dd::error_code e2, dd::sync_result) {
+                                     ec = e2;
+                                     done = true;
+                                 }));
+        });
+        EXPECT_TRUE(vc.run_until(ioc, [&] { return done; }, 1h, 500ms));
+        EXPECT_EQ(ec, asio::error::operation_aborted);
+        EXPECT_LT(store.count("PUT "), 6u);
+    }
+    auto r = run({});
+    ASSERT_FALSE(r.apply_ec) << r.apply_ec.message();
+    expect_converged();
+}
+
+TEST_F(sync_apply, the_plan_composed_of_its_public_steps_is_async_plan_sync)
+{
+    write("a.pdf", "aaa");
+    write("b/c.pdf", "cc");
+    ASSERT_FALSE(run({}).apply_ec);
+    write("a.pdf", "AAA");
+    rename("b/c.pdf", "d.pdf");
+    write("e.pdf", "eeeee");
+    dd::sync_options o;
+    auto whole = run(o, {}, nullptr, nullptr, true);
+    ASSERT_FALSE(whole.plan_ec);
+
+    dd::testing::virtual_clock vc;
+    asio::io_context ioc;
+    auto t = std::make_shared<dd_test::sync_store::transport>(ioc.get_executor(), store);
+    dd::client_params params{.base_url = base_url, .api_key = "k"};
+    params.rate_limit.enabled = false;
+    dd::client client{t, params};
+    auto entries = manifest.entries();
+    dd::error_code ec;
+    auto local = dd::scan_sync_tree(dir, entries, o, ec);
+    ASSERT_FALSE(ec);
+    dd::sync_remote remote;
+    bool done = false;
+    dd::async_list_sync_remote(client, o, [&](dd::error_code e, dd::sync_remote r) {
+        ec = e;
+        remote = std::move(r);
+        done = true;
+    });
+    EXPECT_TRUE(vc.run_until(ioc, [&] { return done; }, 1h, 500ms));
+    ASSERT_FALSE(ec);
+    EXPECT_EQ(remote.listing_requests, 1);
+    auto composed = dd::plan_sync_with_journal(local, entries, remote, dd::read_sync_journal(journal, local, entries), o);
+    ASSERT_EQ(composed.actions.size(), whole.plan.actions.size());
+    for (std::size_t i = 0; i < composed.actions.size(); ++i)
+    {
+        EXPECT_EQ(composed.actions[i].kind, whole.plan.actions[i].kind);
+        EXPECT_EQ(composed.actions[i].path, whole.plan.actions[i].path);
+    }
+    EXPECT_EQ(composed.totals.points, whole.plan.totals.points);
+    EXPECT_EQ(composed.totals.move, 1u);
+    EXPECT_EQ(composed.totals.replace, 1u);
+    EXPECT_EQ(composed.totals.create, 1u);
 }

@@ -46,6 +46,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -203,6 +204,47 @@ DIGITAL_DELIVERY_DECL sync_plan plan_sync(
     return detail::make_plan(local, manifest, remote, committed, options);
 }
 
+DIGITAL_DELIVERY_DECL sync_plan plan_sync_with_journal(
+    const sync_local_tree& local,
+    std::span<const sync_manifest_entry> manifest,
+    const sync_remote& remote,
+    const sync_journal_state& journal,
+    const sync_options& options
+)
+{
+    sync_plan p = detail::make_plan(local, manifest, remote, journal.committed, options);
+    p.unfinished = journal.unfinished;
+    p.recovery_points = static_cast<std::int64_t>(p.unfinished.size()) * operation_points::replace_asset_body;
+    return p;
+}
+
+DIGITAL_DELIVERY_DECL sync_journal_state read_sync_journal(
+    upload_journal& journal,
+    const sync_local_tree& local,
+    std::span<const sync_manifest_entry> manifest
+)
+{
+    sync_journal_state out;
+    std::unordered_map<std::string_view, const sync_manifest_entry*> by_path;
+    for (const auto& e : manifest)
+        by_path.emplace(e.path, &e);
+    for (const auto& f : local.files)
+    {
+        auto m = by_path.find(f.path);
+        // A committed record is useful only with the file's hash to compare.
+        if (f.skip || f.sha256.empty() || (m != by_path.end() && m->second->sha256 == f.sha256))
+            continue;
+        for (auto& r : journal.find(detail::join_root(local.root, f.path)))
+            if (r.stage == upload_stage::committed)
+                out.committed.push_back(std::move(r));
+    }
+    const std::string prefix = local.root + "/";
+    for (auto& r : journal.unfinished())
+        if (r.path.rfind(prefix, 0) == 0)
+            out.unfinished.push_back(std::move(r));
+    return out;
+}
+
 // ---- the local scan ------------------------------------------------------------------
 
 namespace detail {
@@ -249,7 +291,23 @@ struct scan_state
     std::unordered_map<std::string_view, const sync_manifest_entry*> manifest;
     sync_local_tree& out;
     std::set<std::pair<dev_t, ino_t>> open_dirs;  // loop guard when following symlinks
+    std::vector<std::size_t> deferred{};          // files not in the manifest: out.files indexes
 };
+
+/// Hashes `f` (at dirfd/name) and checks it did not change meanwhile.
+inline void hash_into(scan_state& s, sync_local_file& f, int dirfd, const char* name, bool follow)
+{
+    f.sha256 = hash_file_at(dirfd, name, f.size, follow);
+    f.hashed = true;
+    ++s.out.hashed;
+    s.out.hashed_bytes += f.size;
+    struct stat after{};
+    if (f.sha256.empty())
+        f.skip = make_error_code(sync_errc::file_unreadable);
+    else if (::fstatat(dirfd, name, &after, follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0 ||
+             static_cast<std::uint64_t>(after.st_size) != f.size || mtime_ns_of(after) != f.mtime_ns)
+        f.skip = make_error_code(sync_errc::file_changed);
+}
 
 inline void scan_dir(scan_state& s, int dirfd, const std::string& prefix)
 {
@@ -316,22 +374,12 @@ inline void scan_dir(scan_state& s, int dirfd, const std::string& prefix)
         else
         {
             auto m = s.manifest.find(f.path);
-            if (m != s.manifest.end() && m->second->size == f.size && m->second->mtime_ns == f.mtime_ns &&
-                !m->second->sha256.empty())
+            if (m == s.manifest.end())
+                s.deferred.push_back(s.out.files.size());  // hashed later only if it may be a move
+            else if (m->second->size == f.size && m->second->mtime_ns == f.mtime_ns && !m->second->sha256.empty())
                 f.sha256 = m->second->sha256;
             else
-            {
-                f.sha256 = hash_file_at(::dirfd(d), name.c_str(), f.size, follow);
-                f.hashed = true;
-                ++s.out.hashed;
-                s.out.hashed_bytes += f.size;
-                struct stat after{};
-                if (f.sha256.empty())
-                    f.skip = make_error_code(sync_errc::file_unreadable);
-                else if (::fstatat(::dirfd(d), name.c_str(), &after, follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0 ||
-                         static_cast<std::uint64_t>(after.st_size) != f.size || mtime_ns_of(after) != f.mtime_ns)
-                    f.skip = make_error_code(sync_errc::file_changed);
-            }
+                hash_into(s, f, ::dirfd(d), name.c_str(), follow);
         }
         s.out.files.push_back(std::move(f));
     }
@@ -378,7 +426,29 @@ DIGITAL_DELIVERY_DECL sync_local_tree scan_sync_tree(
     struct stat st{};
     if (::fstat(fd, &st) == 0)
         s.open_dirs.insert({st.st_dev, st.st_ino});
+    const int root_fd = ::dup(fd);  // scan_dir closes its own
     detail::scan_dir(s, fd, {});
+    // Files the manifest does not hold: read only when a manifest entry whose
+    // file is gone has their size (a possible move; the planner compares hashes).
+    if (!s.deferred.empty())
+    {
+        std::unordered_set<std::string_view> present;
+        present.reserve(out.files.size());
+        for (const auto& f : out.files)
+            present.insert(f.path);
+        std::unordered_set<std::uint64_t> gone_sizes;
+        for (const auto& e : manifest)
+            if (!present.count(e.path) && !e.sha256.empty())
+                gone_sizes.insert(e.size);
+        for (std::size_t i : s.deferred)
+        {
+            auto& f = out.files[i];
+            if (gone_sizes.count(f.size) && root_fd >= 0)
+                detail::hash_into(s, f, root_fd, f.path.c_str(), options.symlinks);
+        }
+    }
+    if (root_fd >= 0)
+        ::close(root_fd);
     std::sort(out.files.begin(), out.files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
     return out;
 }
@@ -479,49 +549,13 @@ public:
         if (sec)
             co_return fail_plan(sec, "cannot scan " + root);
 
-        sync_remote remote;
-        if (auto ec = co_await list_assets(remote))
-            co_return plan_result{ec, sync_plan{}};
-        if (o.delete_remote)
-            if (auto ec = co_await list_products(remote))
-                co_return plan_result{ec, sync_plan{}};
-        if (o.product_id)
-        {
-            auto [ec, p] = co_await async_get_digital_product(c_, *o.product_id, request_.get(), *diag_, plan_token());
-            ++remote.listing_requests;
-            remote.listing_points += endpoint_points<endpoints::get_digital_product>;
-            if (ec)
-                co_return plan_result{ec, sync_plan{}};
-            std::vector<std::string> ids;
-            for (const auto& a : p.assets)
-                ids.push_back(a.id);
-            remote.product_asset_ids = std::move(ids);
-        }
-
-        // Committed journal uploads of files the manifest does not hold as they are.
-        std::unordered_map<std::string_view, const sync_manifest_entry*> by_path;
-        for (const auto& e : entries)
-            by_path.emplace(e.path, &e);
-        std::vector<upload_record> committed, unfinished;
-        auto jec = sync_store_call(*diag_, [&] {
-            for (const auto& f : tree.files)
-            {
-                auto m = by_path.find(f.path);
-                if (f.skip || (m != by_path.end() && m->second->sha256 == f.sha256))
-                    continue;
-                for (auto& r : j_.find(join_root(root, f.path)))
-                    if (r.stage == upload_stage::committed)
-                        committed.push_back(std::move(r));
-            }
-            for (auto& r : j_.unfinished())
-                if (r.path.rfind(root + "/", 0) == 0)
-                    unfinished.push_back(std::move(r));
-        });
-        if (jec)
+        auto [lec, remote] = co_await list_remote(o);
+        if (lec)
+            co_return plan_result{lec, sync_plan{}};
+        sync_journal_state js;
+        if (auto jec = sync_store_call(*diag_, [&] { js = read_sync_journal(j_, tree, entries); }))
             co_return plan_result{jec, sync_plan{}};
-        sync_plan p = make_plan(tree, entries, remote, committed, o);
-        p.unfinished = std::move(unfinished);
-        p.recovery_points = static_cast<std::int64_t>(p.unfinished.size()) * operation_points::replace_asset_body;
+        sync_plan p = plan_sync_with_journal(tree, entries, remote, js, o);
         co_return plan_result{error_code{}, std::move(p)};
     }
 
@@ -537,10 +571,12 @@ public:
                 bytes_total_ += a.bytes;
 
         // 1. What an interrupted run left in the journal.
+        own_sig_ = &signals_.emplace_back();
         for (const auto& r : plan.unfinished)
         {
-            auto [ec, done] = co_await async_recover_upload(c_, j_, r, journal_opts(), request_.get(), *diag_,
-                                                            boost::asio::as_tuple(boost::asio::use_awaitable));
+            auto [ec, done] = co_await async_recover_upload(
+                c_, j_, r, journal_opts(), request_.get(), *diag_,
+                boost::asio::bind_cancellation_slot(own_sig_->slot(), boost::asio::as_tuple(boost::asio::use_awaitable)));
             if (ec)
                 co_return apply_result{ec, std::move(result_)};
             ++result_.recovered;
@@ -583,11 +619,16 @@ public:
             co_return apply_result{store_error_, std::move(result_)};
 
         // 4. The product step.
-        if (plan.options.product_id && !core_->stopped() && core_->failed() == 0)
+        if (plan.options.product_id && !cancelled_ && !core_->stopped() && core_->failed() == 0)
             if (auto ec = co_await product_step(plan))
                 record_failure(0, ec, "the digital product's asset list was not updated");
 
         auto [outcome, ec] = core_->outcome();
+        if (cancelled_)
+        {
+            outcome = sync_outcome::failed;
+            ec = boost::asio::error::operation_aborted;
+        }
         result_.outcome = outcome;
         result_.failed = core_->failed();
         result_.not_started = core_->not_started();
@@ -605,6 +646,33 @@ public:
                 for (auto& s : signals_)
                     s.emit(t);
             });
+    }
+
+    using remote_result = std::tuple<error_code, sync_remote>;
+
+    boost::asio::awaitable<remote_result> list_remote(sync_options o)
+    {
+        if (!plan_sig_)
+            plan_sig_ = &signals_.emplace_back();
+        sync_remote remote;
+        if (auto ec = co_await list_assets(remote))
+            co_return remote_result{ec, sync_remote{}};
+        if (o.delete_remote)
+            if (auto ec = co_await list_products(remote))
+                co_return remote_result{ec, sync_remote{}};
+        if (o.product_id)
+        {
+            auto [ec, p] = co_await async_get_digital_product(c_, *o.product_id, request_.get(), *diag_, plan_token());
+            ++remote.listing_requests;
+            remote.listing_points += endpoint_points<endpoints::get_digital_product>;
+            if (ec)
+                co_return remote_result{ec, sync_remote{}};
+            std::vector<std::string> ids;
+            for (const auto& a : p.assets)
+                ids.push_back(a.id);
+            remote.product_asset_ids = std::move(ids);
+        }
+        co_return remote_result{error_code{}, std::move(remote)};
     }
 
 private:
@@ -705,14 +773,14 @@ private:
             {
                 count_done(a);
                 result_.results.push_back({.index = n.index, .done = true, .asset_id = asset_id});
-                emit({.kind = sync_event_kind::action_done, .action = &a});
+                emit({.kind = sync_event_kind::action_done, .action = &a, .asset_id = asset_id});
             }
             else
             {
                 if (ec == sync_errc::file_changed)
                     emit({.kind = sync_event_kind::action_skipped, .action = &a, .error = ec, .message = message});
                 else
-                    emit({.kind = sync_event_kind::action_failed, .action = &a, .error = ec, .message = message});
+                    emit({.kind = sync_event_kind::action_failed, .action = &a, .error = ec, .message = message, .asset_id = asset_id});
                 result_.results.push_back({.index = n.index, .done = false, .error = ec, .message = message, .asset_id = asset_id});
                 if (is_store_failure(ec))
                     store_error_ = ec;
@@ -860,16 +928,18 @@ private:
         if (!add.empty() && plan.product_points > 0)
         {
             points_spent_ += operation_points::edit_product_assets;
-            auto [ec, p] = co_await async_add_assets(c_, *plan.options.product_id, add, request_.get(), *diag_,
-                                                     boost::asio::as_tuple(boost::asio::use_awaitable));
+            auto [ec, p] = co_await async_add_assets(
+                c_, *plan.options.product_id, add, request_.get(), *diag_,
+                boost::asio::bind_cancellation_slot(own_sig_->slot(), boost::asio::as_tuple(boost::asio::use_awaitable)));
             if (ec)
                 co_return ec;
         }
         if (!deleted_ids_.empty())
         {
             points_spent_ += operation_points::edit_product_assets;
-            auto [ec, p] = co_await async_remove_assets(c_, *plan.options.product_id, deleted_ids_, request_.get(), *diag_,
-                                                        boost::asio::as_tuple(boost::asio::use_awaitable));
+            auto [ec, p] = co_await async_remove_assets(
+                c_, *plan.options.product_id, deleted_ids_, request_.get(), *diag_,
+                boost::asio::bind_cancellation_slot(own_sig_->slot(), boost::asio::as_tuple(boost::asio::use_awaitable)));
             if (ec && ec != api_errc::digital_product_not_found)
                 co_return ec;
         }
@@ -892,6 +962,7 @@ private:
     boost::asio::steady_timer* all_done_ = nullptr;
     std::deque<boost::asio::cancellation_signal> signals_;
     boost::asio::cancellation_signal* plan_sig_ = nullptr;
+    boost::asio::cancellation_signal* own_sig_ = nullptr;
     bool cancelled_ = false;
     error_code store_error_{};
     std::vector<std::string> deleted_ids_;
@@ -909,7 +980,10 @@ void spawn_sync(client& c, diagnostics* diag, Handler handler, std::shared_ptr<s
             co_await boost::asio::post(ex, boost::asio::use_awaitable);  // never inline
             co_return co_await make(*d);
         },
-        [d, diag, handler = std::move(handler)](std::exception_ptr e, std::tuple<error_code, Result> r) mutable {
+        [d, diag, slot, handler = std::move(handler)](std::exception_ptr e, std::tuple<error_code, Result> r) mutable {
+            // The driver ends here: the caller's slot must not reach it any more.
+            if (slot.is_connected())
+                slot.clear();
             if (e)
             {
                 error_code ec = make_error_code(boost::system::errc::io_error);
@@ -952,6 +1026,25 @@ DIGITAL_DELIVERY_DECL void start_plan_sync(
     auto d = std::make_shared<sync_driver>(c, j, m, std::move(request), diag);
     spawn_sync<sync_plan>(c, diag, std::move(handler), d, [root = std::move(root), opts = std::move(opts)](sync_driver& dr) mutable {
         return dr.plan(std::move(root), std::move(opts));
+    });
+}
+
+DIGITAL_DELIVERY_DECL void start_list_sync_remote(
+    client& c,
+    sync_options opts,
+    stored_request_options request,
+    diagnostics* diag,
+    sync_remote_handler handler
+)
+{
+    if (diag)
+        diag->clear();
+    // No journal or manifest is touched by the listing.
+    static memory_upload_journal no_journal;
+    static memory_sync_manifest no_manifest;
+    auto d = std::make_shared<sync_driver>(c, no_journal, no_manifest, std::move(request), diag);
+    spawn_sync<sync_remote>(c, diag, std::move(handler), d, [opts = std::move(opts)](sync_driver& dr) mutable {
+        return dr.list_remote(std::move(opts));
     });
 }
 
