@@ -373,22 +373,61 @@ asio::awaitable<void> run_sync(session& s, const sync_args& a)
     const dd::sync_options opts = options_of(a);
     dd::request_options ropts = s.ropts;
     ropts.prio = dd::priority::background;
+    // The plan's steps one by one (what async_plan_sync does), so that the local
+    // side (manifest, scan, compare) is timed apart from the remote listing.
+    {
+        std::error_code cec;
+        const fs::path state_dir = fs::canonical(fs::path(journal_path).parent_path(), cec);
+        const fs::path canon_root = fs::canonical(root_s, cec);
+        if (!cec)
+        {
+            const auto rel = state_dir.lexically_relative(canon_root);
+            if (!rel.empty() && *rel.begin() != "..")
+                throw cli_error(exit_refused, "the upload journal " + journal_path + " is inside " + root_s +
+                                                  ": its state must stay out of the folder (set XDG_STATE_HOME elsewhere)");
+        }
+    }
+    auto lap = [wall = std::chrono::steady_clock::now(), cpu = cpu_seconds()]() mutable {
+        const auto w = std::chrono::steady_clock::now();
+        const double c = cpu_seconds();
+        const json::object r{{"ms", static_cast<std::int64_t>(std::chrono::duration<double, std::milli>(w - wall).count())},
+                             {"cpu_ms", static_cast<std::int64_t>((c - cpu) * 1000)}};
+        wall = w;
+        cpu = c;
+        return r;
+    };
+    std::vector<dd::sync_manifest_entry> entries;
+    try
+    {
+        entries = manifest->entries();
+    }
+    catch (const dd::error_with_diagnostics& e)
+    {
+        throw cli_error(exit_failure, "sync manifest: " + e.get_diagnostics().client_message);
+    }
+    dd::error_code sec;
+    const dd::sync_local_tree tree = dd::scan_sync_tree(root_s, entries, opts, sec);
+    if (sec)
+        throw cli_error(exit_usage, a.dir + " is not a readable directory (" + sec.message() + ")");
+    json::object timing{{"manifest_and_scan", lap()}};
     if (s.progress && !s.dry_run)
-        notice("sync_listing", "scanning " + root_s + " and listing the store's assets" +
+        notice("sync_listing", "listing the store's assets" +
                                    (opts.delete_remote ? std::string(" and digital products") : std::string()) + "...");
-    const auto wall0 = std::chrono::steady_clock::now();
-    const double cpu0 = cpu_seconds();
     dd::diagnostics diag;
-    auto [pec, plan] = co_await dd::async_plan_sync(s.client, *j->journal, *manifest, root_s, opts, ropts, diag,
-                                                    asio::as_tuple(asio::deferred));
-    const double plan_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    const double plan_cpu = cpu_seconds() - cpu0;
-    if (pec == dd::sync_errc::state_inside_tree)
-        throw cli_error(exit_refused, "the upload journal " + journal_path + " is inside " + root_s +
-                                          ": its state must stay out of the folder (set XDG_STATE_HOME elsewhere)");
-    if (pec == dd::sync_errc::not_a_directory)
-        throw cli_error(exit_usage, a.dir + " is not a readable directory");
-    s.check(pec, diag, a.apply ? "plan and apply the sync (`ddctl assets check` prints the plan)" : "print the plan");
+    auto [lec, remote] = co_await dd::async_list_sync_remote(s.client, opts, ropts, diag, asio::as_tuple(asio::deferred));
+    s.check(lec, diag, a.apply ? "plan and apply the sync (`ddctl assets check` prints the plan)" : "print the plan");
+    timing["listing"] = lap();
+    dd::sync_journal_state js;
+    try
+    {
+        js = dd::read_sync_journal(*j->journal, tree, entries);
+    }
+    catch (const dd::error_with_diagnostics& e)
+    {
+        throw cli_error(exit_failure, "upload journal: " + e.get_diagnostics().client_message);
+    }
+    const dd::sync_plan plan = dd::plan_sync_with_journal(tree, entries, remote, js, opts);
+    timing["compare"] = lap();
 
     const pace p = pace_of(s);
     const bool json_out = s.out.json();
@@ -399,8 +438,7 @@ asio::awaitable<void> run_sync(session& s, const sync_args& a)
                          {"planned", totals_json(tot)},
                          {"points", tot.points + plan.recovery_points},
                          {"eta_points_s", static_cast<std::int64_t>(std::ceil(points_eta(tot.points + plan.recovery_points, p)))},
-                         {"plan_ms", static_cast<std::int64_t>(plan_wall * 1000)},
-                         {"plan_cpu_ms", static_cast<std::int64_t>(plan_cpu * 1000)}};
+                         {"timing", timing}};
     if (plan.deletes_refused)
         summary["deletes_refused"] = plan.deletes_refused.message();
 
@@ -465,6 +503,8 @@ asio::awaitable<void> run_sync(session& s, const sync_args& a)
             {
                 json::object o = action_json(*e.action);
                 o["result"] = result;
+                if (!e.asset_id.empty())
+                    o["asset_id"] = std::string(e.asset_id);
                 if (e.error)
                     o["error"] = e.error.message();
                 if (!e.message.empty())
@@ -474,6 +514,8 @@ asio::awaitable<void> run_sync(session& s, const sync_args& a)
             else
             {
                 std::string line = std::string(result) + "  " + action_line(*e.action);
+                if (e.kind == dd::sync_event_kind::action_done && e.action->asset_id.empty() && !e.asset_id.empty())
+                    line += "  -> asset " + std::string(e.asset_id);
                 if (e.kind != dd::sync_event_kind::action_done && !e.message.empty())
                     line += " [" + std::string(e.message) + "]";
                 std::cout << line << '\n';
