@@ -12,7 +12,8 @@
 # bound 1.05 x that. Beside it, with the same settings and a fresh key, the
 # shell loop users write today: `for f in DIR/*; do ddctl assets upload "$f"; done`.
 # One run of each (about 4 minutes each); the files take 1.2 GB in a temporary directory.
-# Usage: benchmarks/sync/paced.sh BUILD_DIR   (a CMake build with the targets ddctl and digital-delivery-sandbox)
+# Usage: [CLIENTS="sync loop"] benchmarks/sync/paced.sh BUILD_DIR
+#   (a CMake build with the targets ddctl and digital-delivery-sandbox; CLIENTS: which of the two run)
 set -euo pipefail
 build="$(cd "${1:?usage: paced.sh BUILD_DIR}" && pwd)"
 dir="$(mktemp -d /tmp/ddctl-sync-paced-XXXXXX)"
@@ -46,8 +47,9 @@ run() {  # name key command...
     p=$(points "$key")
     row[$name]="$r $p"
 }
-run sync "sync-$$-$RANDOM" "$ddctl" --rate-limit-window "$window" assets sync "$dir/tree" --no-progress -o json
-run loop "loop-$$-$RANDOM" bash -c 'for f in "$1"/*; do "$2" --rate-limit-window "$3" assets upload "$f" --no-progress -o json || exit; done' \
+runs="${CLIENTS:-sync loop}"
+[[ " $runs " == *" sync "* ]] && run sync "sync-$$-$RANDOM" "$ddctl" --rate-limit-window "$window" assets sync "$dir/tree" --no-progress -o json
+[[ " $runs " == *" loop "* ]] && run loop "loop-$$-$RANDOM" bash -c 'for f in "$1"/*; do "$2" --rate-limit-window "$3" assets upload "$f" --no-progress -o json || exit; done' \
     loop "$dir/tree" "$ddctl" "$window"
 
 echo "$files new files, $((bytes / 1048576)) MiB, sandbox store at 40 points per ${window} s, ddctl --rate-limit-window $window;" \
@@ -55,7 +57,7 @@ echo "$files new files, $((bytes / 1048576)) MiB, sandbox store at 40 points per
 echo
 echo "| client | exit | wall s | P (sandbox) | floor (P-40)/(40/${window} s) | wall / floor | bound 1.05 x floor met | CPU s user+sys | peak RSS |"
 echo "|---|---|---|---|---|---|---|---|---|"
-for name in sync loop; do
+for name in $runs; do
     label="\`ddctl assets sync DIR\`"; [[ $name == loop ]] && label="shell loop of \`ddctl assets upload\`"
     python3 - "$label" $window ${row[$name]} <<'PY'
 import sys
