@@ -7,14 +7,13 @@
 // is left without its file.
 //
 // The moments are hit exactly: ddctl talks to the sandbox through two relays
-// of this process (the API's, and the storage's: the sandbox's --public-url),
-// which kill ddctl when a given request passes: before POST /assets reaches
-// the sandbox; after it did, before its answer reaches ddctl; before the PUT;
-// after N bytes of the PUT's body (N seeded); after the PUT, before its
-// answer; before the GET that commits.
+// of this process (kill_relay.hpp: the API's, and the storage's: the sandbox's
+// --public-url), which kill ddctl when a given request passes: before POST
+// /assets reaches the sandbox; after it did, before its answer reaches ddctl;
+// before the PUT; after N bytes of the PUT's body (N seeded); after the PUT,
+// before its answer; before the GET that commits.
+#include "kill_relay.hpp"
 #include "sandbox_process.hpp"
-
-#include <digital_delivery/impl/crypto/sha256.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -22,34 +21,23 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <chrono>
-#include <cstdio>
 #include <csignal>
-#include <cstdlib>
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
-#include <thread>
+#include <string_view>
 #include <vector>
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
 using dd_test::sandbox_process;
+using namespace dd_test;
 
 namespace {
 
@@ -68,312 +56,43 @@ const char* name_of(moment m)
     return names[static_cast<int>(m)];
 }
 
-// What the relays kill ddctl at, for one run.
-struct plan
+// The decision of the relays for one moment.
+kill_decision decide(moment at, std::size_t offset, bool storage, std::string_view head)
 {
-    std::atomic<pid_t> pid{0};
-    moment at = moment::before_create;
-    std::size_t offset = 0;
-    std::atomic<bool> armed{false}, fired{false};
-
-    bool kill_now()
-    {
-        bool expected = true;
-        if (!armed.compare_exchange_strong(expected, false))
-            return false;
-        pid_t p;
-        while ((p = pid.load()) <= 0)
-            std::this_thread::yield();
-        fired = true;
-        ::kill(p, SIGKILL);
-        return true;
-    }
-};
-
-// 127.0.0.1:port -> the sandbox. `storage`: the storage's relay (PUTs), else the API's.
-class relay
-{
-public:
-    relay(bool storage, plan& p) : storage_(storage), plan_(p)
-    {
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 64) != 0)
-            throw std::runtime_error("cannot listen");
-        socklen_t len = sizeof a;
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-        port_ = ntohs(a.sin_port);
-        thread_ = std::thread([this] { accept_loop(); });
-    }
-    ~relay()
-    {
-        ::shutdown(fd_, SHUT_RDWR);
-        thread_.join();
-        ::close(fd_);
-        std::lock_guard<std::mutex> lk(mtx_);
-        for (auto& k : conns_)
-        {
-            ::shutdown(k->c, SHUT_RDWR);
-            ::shutdown(k->s, SHUT_RDWR);
-        }
-        for (auto& t : threads_)
-            t.join();
-    }
-    int port() const { return port_; }
-    /// Where connections go (set before the first one).
-    void set_target(int port) { target_ = port; }
-
-private:
-    struct conn
-    {
-        int c, s;
-        std::atomic<bool> answer_armed{false};  // kill when the server's next bytes arrive
-        std::atomic<int> left{2};
-    };
-
-    void accept_loop()
-    {
-        for (;;)
-        {
-            const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-            if (c < 0)
-                return;
-            const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            sockaddr_in a{};
-            a.sin_family = AF_INET;
-            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            a.sin_port = htons(static_cast<std::uint16_t>(target_));
-            if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-            {
-                ::close(c);
-                ::close(s);
-                continue;
-            }
-            auto k = std::make_shared<conn>();
-            k->c = c;
-            k->s = s;
-            std::lock_guard<std::mutex> lk(mtx_);
-            conns_.push_back(k);
-            threads_.emplace_back([this, k] { upstream(k); });
-            threads_.emplace_back([this, k] { downstream(k); });
-        }
-    }
-    static bool send_all(int to, const char* p, std::size_t n)
-    {
-        while (n > 0)
-        {
-            const ssize_t w = ::send(to, p, n, MSG_NOSIGNAL);
-            if (w <= 0)
-                return false;
-            p += w;
-            n -= static_cast<std::size_t>(w);
-        }
-        return true;
-    }
-    void finish(const std::shared_ptr<conn>& k)
-    {
-        ::shutdown(k->c, SHUT_RDWR);
-        ::shutdown(k->s, SHUT_RDWR);
-        if (--k->left == 0)
-        {
-            ::close(k->c);
-            ::close(k->s);
-        }
-    }
-    // ddctl -> sandbox
-    void upstream(std::shared_ptr<conn> k)
-    {
-        std::vector<char> buf(64 * 1024);
-        std::size_t put_bytes = 0;
-        bool in_put = false;
-        for (;;)
-        {
-            const ssize_t n = ::read(k->c, buf.data(), buf.size());
-            if (n <= 0)
-                break;
-            std::string_view chunk(buf.data(), static_cast<std::size_t>(n));
-            const bool armed = plan_.armed.load();
-            if (!storage_ && armed)
-            {
-                const bool create = chunk.find("POST ") == 0 && chunk.find("/assets HTTP/1.1") != std::string_view::npos;
-                const bool get = chunk.find("GET ") == 0 && chunk.find("/assets/") != std::string_view::npos;
-                if (create && plan_.at == moment::before_create && plan_.kill_now())
-                    break;
-                if (create && plan_.at == moment::create_answered)
-                    k->answer_armed = true;
-                if (get && plan_.at == moment::before_commit && plan_.kill_now())
-                    break;
-            }
-            if (storage_ && chunk.find("PUT ") == 0)
-            {
-                in_put = true;
-                put_bytes = 0;
-                if (armed && plan_.at == moment::before_put && plan_.kill_now())
-                    break;
-                if (armed && plan_.at == moment::put_answered)
-                    k->answer_armed = true;
-            }
-            if (storage_ && in_put && armed && plan_.at == moment::during_put)
-            {
-                // Forward up to the offset (the request head counts too), then kill.
-                if (put_bytes + chunk.size() >= plan_.offset)
-                {
-                    const std::size_t part = plan_.offset - put_bytes;
-                    send_all(k->s, chunk.data(), part);
-                    if (plan_.kill_now())
-                        break;
-                }
-            }
-            put_bytes += chunk.size();
-            if (!send_all(k->s, chunk.data(), chunk.size()))
-                break;
-        }
-        finish(k);
-    }
-    // sandbox -> ddctl
-    void downstream(std::shared_ptr<conn> k)
-    {
-        std::vector<char> buf(64 * 1024);
-        for (;;)
-        {
-            const ssize_t n = ::read(k->s, buf.data(), buf.size());
-            if (n <= 0)
-                break;
-            if (k->answer_armed && plan_.kill_now())
-                break;
-            if (!send_all(k->c, buf.data(), static_cast<std::size_t>(n)))
-                break;
-        }
-        finish(k);
-    }
-
-    int fd_ = -1, port_ = 0;
-    std::atomic<int> target_{0};
-    bool storage_;
-    plan& plan_;
-    std::thread thread_;
-    std::mutex mtx_;
-    std::vector<std::shared_ptr<conn>> conns_;
-    std::vector<std::thread> threads_;
-};
-
-int sandbox_port(const std::string& origin) { return std::stoi(origin.substr(origin.rfind(':') + 1)); }
-
-std::string path_of(const std::string& url)
-{
-    const auto p = url.find('/', url.find("://") + 3);
-    return p == std::string::npos ? "/" : url.substr(p);
+    const bool create = !storage && head.starts_with("POST ") && head.find("/assets HTTP/1.1") != std::string_view::npos;
+    const bool get = !storage && head.starts_with("GET ") && head.find("/assets/") != std::string_view::npos;
+    const bool put = storage && head.starts_with("PUT ");
+    if ((create && at == moment::before_create) || (get && at == moment::before_commit) || (put && at == moment::before_put))
+        return {kill_decision::before};
+    if ((create && at == moment::create_answered) || (put && at == moment::put_answered))
+        return {kill_decision::on_answer};
+    if (put && at == moment::during_put)
+        return {kill_decision::after_bytes, offset};
+    return {};
 }
 
-std::string sha_hex(const std::string& data)
+// ddctl, and a failure for any exit other than 0 and SIGKILL; its status and stdout.
+std::pair<int, std::string> run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
+                                const fs::path& dir, kill_plan& p)
 {
-    digital_delivery::detail::sha256 h;
-    h.update(data);
-    return digital_delivery::detail::sha256::to_hex(h.finish());
-}
-
-// GET `url` (http://127.0.0.1:PORT/...) with its own Host (presigned URLs sign
-// it); the status and the body (Connection: close, read to the end).
-std::pair<int, std::string> http_get(const std::string& url)
-{
-    const auto host_start = url.find("://") + 3;
-    const auto path_start = url.find('/', host_start);
-    const std::string host = url.substr(host_start, path_start - host_start);
-    const int port = std::stoi(host.substr(host.find(':') + 1));
-    const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-    {
-        ::close(s);
-        return {0, {}};
-    }
-    const std::string req = "GET " + url.substr(path_start) + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n";
-    ::send(s, req.data(), req.size(), MSG_NOSIGNAL);
-    std::string all;
-    char buf[65536];
-    for (ssize_t n; (n = ::read(s, buf, sizeof buf)) > 0;)
-        all.append(buf, static_cast<std::size_t>(n));
-    ::close(s);
-    const auto end = all.find("\r\n\r\n");
-    if (all.size() < 12 || end == std::string::npos || all.find("chunked") < end)
-        return {0, all};
-    return {std::stoi(all.substr(9, 3)), all.substr(end + 4)};
-}
-
-struct temp_dir
-{
-    fs::path path;
-    temp_dir()
-    {
-        std::string t = (fs::temp_directory_path() / "ddctl-journal-XXXXXX").string();
-        if (!::mkdtemp(t.data()))
-            throw std::runtime_error("mkdtemp");
-        path = t;
-    }
-    ~temp_dir() { fs::remove_all(path); }
-};
-
-// Runs ddctl with `env`; `p.pid` is set as soon as it started. Returns its exit
-// status (128 + signal when killed) and stdout.
-std::pair<int, std::string> run_ddctl(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-                                      const fs::path& dir, plan& p)
-{
-    std::vector<std::string> envs;
-    for (const auto& [k, v] : env)
-        envs.push_back(k + "=" + v);
-    std::vector<char*> envp, argv;
-    for (auto& e : envs)
-        envp.push_back(e.data());
-    envp.push_back(nullptr);
-    std::string exe = DDCTL_EXE;
-    argv.push_back(exe.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const fs::path out = dir / "out", err = dir / "err";
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid = -1;
-    if (::posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data()) != 0)
-        throw std::runtime_error("cannot start ddctl");
-    posix_spawn_file_actions_destroy(&fa);
-    p.pid = pid;
-    int st = 0;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR)
-    {
-    }
-    p.pid = 0;
-    std::ifstream o(out), e(err);
-    std::stringstream so, se;
-    so << o.rdbuf();
-    se << e.rdbuf();
-    const int status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    if (status != 0 && status != 128 + SIGKILL)
-        ADD_FAILURE() << "ddctl " << args[0] << " " << args[1] << " exited " << status << ": " << se.str();
-    return {status, so.str()};
+    auto r = run_ddctl(DDCTL_EXE, args, env, dir, p);
+    if (r.status != 0 && r.status != 128 + SIGKILL)
+        ADD_FAILURE() << "ddctl " << args[0] << " " << args[1] << " exited " << r.status << ": " << r.err;
+    return {r.status, r.out};
 }
 
 }  // namespace
 
 TEST(ddctl_journal, killed_at_twenty_seeded_moments_then_recovered)
 {
-    plan p;
-    relay api(false, p), storage(true, p);
+    kill_plan p;
+    kill_relay api(false, p), storage(true, p);
     // The sandbox's presigned URLs point at the storage relay.
     sandbox_process sb({"--no-rate-limit", "--public-url", "http://127.0.0.1:" + std::to_string(storage.port())});
-    api.set_target(sandbox_port(sb.origin()));
-    storage.set_target(sandbox_port(sb.origin()));
+    api.set_target(port_of_origin(sb.origin()));
+    storage.set_target(port_of_origin(sb.origin()));
     const auto store = sb.create_store({"--no-rate-limit"}, "journal-key-" + std::to_string(::getpid()));
-    temp_dir home;
+    kill_temp_dir home("ddctl-journal");
     const std::map<std::string, std::string> env{
         {"DIGITAL_DELIVERY_BASE_URL", "http://127.0.0.1:" + std::to_string(api.port()) + path_of(store.base_url)},
         {"DIGITAL_DELIVERY_API_KEY", store.api_key},
@@ -396,17 +115,18 @@ TEST(ddctl_journal, killed_at_twenty_seeded_moments_then_recovered)
         std::ofstream(file, std::ios::binary) << data;
         sha_of[filename] = sha_hex(data);
 
-        p.at = static_cast<moment>(i % 6);
-        p.offset = std::uniform_int_distribution<std::size_t>(1, data.size())(rng);
+        const auto at = static_cast<moment>(i % 6);
+        const auto offset = std::uniform_int_distribution<std::size_t>(1, data.size())(rng);
+        p.decide = [at, offset](bool storage, std::string_view head) { return decide(at, offset, storage, head); };
         p.fired = false;
         p.armed = true;
-        const std::string what = std::string(name_of(p.at)) + " (moment " + std::to_string(i) + ", offset " +
-                                 std::to_string(p.offset) + ")";
-        auto [killed, out1] = run_ddctl({"assets", "upload", file.string(), "--no-progress", "--rate-limit-points", "100000"}, env, home.path, p);
+        const std::string what = std::string(name_of(at)) + " (moment " + std::to_string(i) + ", offset " +
+                                 std::to_string(offset) + ")";
+        auto [killed, out1] = run({"assets", "upload", file.string(), "--no-progress", "--rate-limit-points", "100000"}, env, home.path, p);
         p.armed = false;
         EXPECT_TRUE(p.fired) << what << ": the moment was never reached";
         EXPECT_EQ(killed, 128 + SIGKILL) << what;
-        auto [status, out2] = run_ddctl({"assets", "upload", file.string(), "--no-progress", "-o", "json", "--rate-limit-points", "100000"}, env, home.path, p);
+        auto [status, out2] = run({"assets", "upload", file.string(), "--no-progress", "-o", "json", "--rate-limit-points", "100000"}, env, home.path, p);
         ASSERT_EQ(status, 0) << what;
         EXPECT_EQ(json::parse(out2).at("filename").as_string(), filename) << what;
     }

@@ -1524,6 +1524,48 @@ TEST(cli_help, a_positional_file_completes_as_a_file_name_in_bash_zsh_and_fish)
         ADD_FAILURE() << "fish is not installed (tests/install_deps.sh installs it)";
 }
 
+// A positional DIR (`ddctl assets sync <Tab>`, `ddctl assets check <Tab>`):
+// folder names only, in real bash, zsh (compinit) and fish; options after a `-`.
+TEST(cli_help, a_positional_dir_completes_as_a_folder_name_in_bash_zsh_and_fish)
+{
+    temp_dir d;
+    fs::create_directories(d.path / "deliverables");
+    fs::create_directories(d.path / "drafts");
+    std::ofstream(d.path / "deliverables.txt") << "x";
+    const std::string cwd = d.path.string();
+    auto bash = [&](const std::string& words, int cword) {
+        return shell_output("bash", "source " DDCTL_COMPLETION "; COMP_WORDS=(ddctl " + words + "); COMP_CWORD=" +
+                                        std::to_string(cword) + "; _ddctl; printf \"%s\\n\" \"${COMPREPLY[@]}\" | sort",
+                            true, cwd);
+    };
+    EXPECT_EQ(bash("assets sy", 2), "sync\n");
+    EXPECT_EQ(bash("assets sync \"\"", 3), "deliverables\ndrafts\n");
+    EXPECT_EQ(bash("assets check del", 3), "deliverables\n");
+    EXPECT_EQ(bash("assets sync --max-d", 3), "--max-delete\n");
+    EXPECT_EQ(bash("assets sync --adopt=", 3).find("deliverables"), std::string::npos) << "an option's value is no folder";
+    if (::access("/usr/bin/zsh", X_OK) == 0 || ::access("/bin/zsh", X_OK) == 0)
+    {
+        const auto m = zsh_matches({"ddctl assets sync ", "ddctl assets check del", "ddctl assets sync --reup"}, d.path);
+        EXPECT_EQ(m[0], "deliverables\ndrafts\n");
+        EXPECT_EQ(m[1], "deliverables\n");
+        EXPECT_EQ(m[2], "--reupload-moved\n");
+    }
+    else
+        ADD_FAILURE() << "zsh is not installed (tests/install_deps.sh installs it)";
+    if (::access("/usr/bin/fish", X_OK) == 0 || ::access("/bin/fish", X_OK) == 0)
+    {
+        auto fish = [&](const std::string& line) {
+            return shell_output("fish", "source " DDCTL_COMPLETION_DIR "/ddctl.fish; complete -C \"" + line + "\"", true, cwd);
+        };
+        EXPECT_EQ(fish("ddctl assets sync "), "deliverables/\ndrafts/\n");
+        EXPECT_EQ(fish("ddctl assets check del"), "deliverables/\n");
+        EXPECT_NE(fish("ddctl assets sync --max-p").find("--max-points"), std::string::npos);
+        EXPECT_NE(fish("ddctl assets upload del").find("deliverables.txt\n"), std::string::npos) << "a FILE still completes as a file";
+    }
+    else
+        ADD_FAILURE() << "fish is not installed (tests/install_deps.sh installs it)";
+}
+
 TEST(cli_help, fish_completes_commands_options_and_values)
 {
     if (::access("/usr/bin/fish", X_OK) != 0 && ::access("/bin/fish", X_OK) != 0)

@@ -90,6 +90,30 @@ TEST_F(sandbox_test, RateLimitWithDefaultWindowAndDisabled)
     EXPECT_EQ(api("GET", "/assets").header("X-RateLimit-Limit"), nullptr);
 }
 
+// GET /sandbox/usage: what the benchmarks of `ddctl assets sync` count P with.
+TEST_F(sandbox_test, UsageCountsRequestsPointsAndRefusals)
+{
+    cfg.rate_limit_points = 5;
+    auto usage = [&] { return json::parse(call("GET", "/sandbox/usage").body).as_object(); };
+    EXPECT_EQ(usage(), (json::object{{"requests", 0}, {"points", 0}, {"rate_limited", 0}}));
+    EXPECT_EQ(api("GET", "/assets").status, 200);           // 1 point
+    EXPECT_EQ(api("POST", "/orders/none/notify").status, 404);  // 2 points: a refusal past the limit still costs
+    EXPECT_EQ(api("DELETE", "/assets/none").status, 404);   // 2 points: 5 spent
+    EXPECT_EQ(api("GET", "/assets").status, 429);           // refused: no point
+    EXPECT_EQ(call("GET", "/api/v1/external/assets", "", {}, false).status, 401);  // no key: not counted
+    EXPECT_EQ(call("GET", "/sandbox/outbox").status, 200);  // control endpoints are not counted
+    EXPECT_EQ(usage(), (json::object{{"requests", 4}, {"points", 5}, {"rate_limited", 1}}));
+    EXPECT_EQ(call("DELETE", "/sandbox/usage").status, 204);
+    EXPECT_EQ(usage(), (json::object{{"requests", 0}, {"points", 0}, {"rate_limited", 0}}));
+    // counted without a rate limit too
+    svc.reset();
+    cfg.rate_limit = false;
+    for (int i = 0; i < 7; ++i)
+        ASSERT_EQ(api("GET", "/assets").status, 200);
+    EXPECT_EQ(api("POST", "/assets", json::parse(R"({"asset":{"type":"licence","name":"k"}})")).status, 201);
+    EXPECT_EQ(usage(), (json::object{{"requests", 8}, {"points", 9}, {"rate_limited", 0}}));
+}
+
 // --- assets ------------------------------------------------------------------------
 TEST_F(sandbox_test, CreateInternalAssetReturnsUploadHandle)
 {

@@ -6,7 +6,8 @@
 # command-line definition: subcommands, options, and the values of an option
 # that takes one of a known set; none: file names), so they never fall out of date.
 # A line `:files` says that the next positional argument is a FILE: a word that
-# does not start with `-` then completes as a file name.
+# does not start with `-` then completes as a file name; `:dirs`, a DIR: as a
+# folder name.
 _ddctl() {
     local cur=${COMP_WORDS[COMP_CWORD]}
     local candidates
@@ -16,7 +17,13 @@ _ddctl() {
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return
     fi
+    if [[ $'\n'$candidates$'\n' == *$'\n:dirs\n'* && $cur != -* ]]; then
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+        return
+    fi
     candidates=${candidates//:files/}
+    candidates=${candidates//:dirs/}
     COMPREPLY=($(compgen -W "$candidates" -- "$cur"))
 }
 complete -o default -F _ddctl ddctl

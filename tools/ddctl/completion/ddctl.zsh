@@ -7,7 +7,8 @@
 # walks its command-line definition): subcommands, options, and the values of
 # an option that takes one of a known set; none: file names.
 # A line `:files` says that the next positional argument is a FILE: a word that
-# does not start with `-` then completes as a file name.
+# does not start with `-` then completes as a file name; `:dirs`, a DIR: as a
+# folder name.
 _ddctl() {
     local -a candidates
     candidates=(${(f)"$(${words[1]} __complete ${(Q)words[2,CURRENT-1]} 2>/dev/null)"})
@@ -15,6 +16,13 @@ _ddctl() {
         candidates=(${candidates:#:files})
         if [[ $PREFIX != -* ]]; then
             _files
+            return
+        fi
+    fi
+    if (( ${candidates[(Ie):dirs]} )); then
+        candidates=(${candidates:#:dirs})
+        if [[ $PREFIX != -* ]]; then
+            _files -/
             return
         fi
     fi

@@ -7,6 +7,7 @@
 #include "journal.hpp"
 #include "output.hpp"
 #include "payload.hpp"
+#include "sync.hpp"
 #include "watch.hpp"
 
 #include <digital_delivery/raw_request.hpp>
@@ -665,6 +666,7 @@ void add_api_commands(CLI::App& root, selection& sel)
                      "deletes asset");
     add_upload_commands(*assets, sel);
     add_recover_command(*assets, sel);
+    add_sync_commands(*assets, sel);  // assets check, assets sync (sync.cpp)
 
     auto* products = add_command(root, "products", "Digital products: assets linked to a storefront product",
                                  "ddctl products list --store-product-id 7500000001111");

@@ -64,25 +64,20 @@ namespace {
 
 const output_spec journal_asset_spec{"asset", {}, {}};
 
-// The journal of this session's base URL and key, and an exclusive lock
-// (flock) on it for the run: two ddctl processes of one journal take turns,
-// so neither takes the other's "creating" for a crash.
-struct open_journal
-{
-    std::unique_ptr<dd::sqlite_upload_journal> journal;
-    int lock_fd = -1;
-    ~open_journal()
-    {
-        if (lock_fd >= 0)
-            ::close(lock_fd);  // releases the lock
-    }
-};
+}  // namespace
 
-std::unique_ptr<open_journal> open_for(session& s)
+open_journal::~open_journal()
+{
+    if (lock_fd >= 0)
+        ::close(lock_fd);  // releases the lock
+}
+
+std::unique_ptr<open_journal> open_journal_for(session& s)
 {
     const std::string dir = make_state_directory();
     const std::string file = journal_file(dir, s.client.params().base_url, s.client.params().api_key);
     auto j = std::make_unique<open_journal>();
+    j->file = file;
     j->lock_fd = ::open((file + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (j->lock_fd < 0)
         throw cli_error(exit_failure, "cannot open " + file + ".lock: " + std::strerror(errno));
@@ -103,6 +98,8 @@ std::unique_ptr<open_journal> open_for(session& s)
     }
     return j;
 }
+
+namespace {
 
 std::string describe(const dd::upload_record& r)
 {
@@ -134,7 +131,7 @@ asio::awaitable<void> journaled_upload(session& s, const std::string& file, cons
 {
     std::error_code fec;
     const std::string path = std::filesystem::absolute(file, fec).lexically_normal().string();
-    auto j = open_for(s);
+    auto j = open_journal_for(s);
     dd::journal_options o;
     o.force_new = new_asset;
     o.upload = progress;
@@ -164,7 +161,7 @@ void add_recover_command(CLI::App& assets, selection& sel)
     app->callback([&sel, list_only]() {
         sel.write = !*list_only;
         sel.run = [list_only](session& s) -> asio::awaitable<void> {
-            auto j = open_for(s);
+            auto j = open_journal_for(s);
             std::vector<dd::upload_record> left;
             try
             {

@@ -170,7 +170,7 @@ const CLI::Option* value_option(const CLI::App* app, const std::string& word)
 /// when they are a known set (nothing otherwise: the shell completes file
 /// names); else the subcommands and options, and the line `:files` when the
 /// next positional argument is a FILE (the shell then offers file names for
-/// a word that does not start with `-`).
+/// a word that does not start with `-`), `:dirs` when it is a DIR (folder names).
 void complete(CLI::App& root, const std::vector<std::string>& words)
 {
     CLI::App* app = &root;
@@ -211,6 +211,8 @@ void complete(CLI::App& root, const std::vector<std::string>& words)
         }
         if (o->get_name(true) == "file")
             std::cout << ":files\n";
+        else if (o->get_name(true) == "dir")
+            std::cout << ":dirs\n";
         break;
     }
     for (auto* s : app->get_subcommands([](const CLI::App* a) { return !a->get_group().empty(); }))
@@ -266,7 +268,8 @@ int main(int argc, char** argv)
     app.footer("Configuration: DIGITAL_DELIVERY_BASE_URL, DIGITAL_DELIVERY_API_KEY, or a profile of "
                "$XDG_CONFIG_HOME/ddctl/config (see `ddctl config show`).\n"
                "Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 4 validation refused, 5 authentication, "
-               "6 rate limit or deadline, 7 transport, 130 interrupted.\n"
+               "6 rate limit or deadline, 7 transport, 8 sync partial (resumable), 9 sync refused, 10 sync stopped by a quota, "
+               "130 interrupted.\n"
                "Example:\n  ddctl orders list --status paid --output json");
     app.require_subcommand(1);
     app.fallthrough();

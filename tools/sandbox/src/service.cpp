@@ -395,15 +395,17 @@ response service::handle(const request& req, time_point raw_now)
         return route_sandbox(req, path, now);
 
     std::optional<token_bucket::decision> d;
-    if (cfg_.rate_limit) {
-        const double cost = (req.method == "GET" || req.method == "HEAD") ? 1 : 2;
+    const int cost = (req.method == "GET" || req.method == "HEAD") ? 1 : 2;
+    if (cfg_.rate_limit)
         d = bucket_.take(cost, raw_now);
-    }
+    ++usage_.requests;
     response r;
     if (d && !d->allowed) {
+        ++usage_.rate_limited;
         r = error_response(429, "Rate limit exceeded");
         r.headers.emplace_back("Retry-After", std::to_string(d->retry_after));
     } else {
+        usage_.points += cost;
         auto q = parse_query(raw_query, true);
         if (!q)
             r = error_response(400, "Malformed query string");
@@ -485,6 +487,14 @@ response service::route_sandbox(const request& req, std::string_view path, time_
     if (n == 2 && s[1] == "outbox" && m == "GET") return outbox();
     if (n == 2 && s[1] == "outbox" && m == "DELETE") {
         outbox_.clear();
+        return no_content();
+    }
+    if (n == 2 && s[1] == "usage" && m == "GET")
+        return json_response(200, json::object{{"requests", usage_.requests},
+                                               {"points", usage_.points},
+                                               {"rate_limited", usage_.rate_limited}});
+    if (n == 2 && s[1] == "usage" && m == "DELETE") {
+        usage_ = {};
         return no_content();
     }
     if (n == 2 && s[1] == "clock" && m == "POST") return advance_clock(req, now);

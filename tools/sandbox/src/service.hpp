@@ -331,6 +331,14 @@ private:
     sandbox_config cfg_;
     id_generator ids_;
     token_bucket bucket_;
+    // GET /sandbox/usage: the API requests this store answered past the key
+    // check, the points they cost (GET/HEAD 1, others 2; counted also with
+    // --no-rate-limit) and how many of them were refused with 429.
+    struct usage_counts {
+        std::int64_t requests = 0;
+        std::int64_t points = 0;
+        std::int64_t rate_limited = 0;
+    } usage_;
     sigv4_credentials creds_;
     std::chrono::milliseconds offset_{0};
     std::uint64_t seq_ = 0;
