@@ -315,7 +315,13 @@ protected:
                 EXPECT_TRUE(dd_test::poll_until([&] {
                     if (master)
                         port = master();
-                    return (h = holder(port)) >= 0 && pids.count(h) && pids[h] > 0;
+                    if ((h = holder(port)) < 0 || !pids.count(h) || pids[h] <= 0)
+                        return false;
+                    // Its acquisition logged (it logs within 5 ms of it).
+                    for (const auto& l : read_log(cfg.log))
+                        if (l.watcher == h && l.what == 'L')
+                            return true;
+                    return false;
                 }));
                 if (h < 0)
                     continue;
@@ -343,6 +349,9 @@ protected:
             EXPECT_TRUE(dd_test::poll_until([&] { return redis_cmd(port, {"HEXISTS", key_orders, id}) == ":1\r\n"; }))
                 << "order " << id << " committed";
         const auto all = read_log(cfg.log);
+        std::string dump;
+        for (const auto& l : all)
+            dump += l.text + "\n";
         std::map<std::string, int> acked, delivered;
         for (const auto& l : all)
         {
@@ -351,11 +360,20 @@ protected:
             if (l.what == 'D')
                 ++delivered[l.key];
         }
-        std::string dump;
-        for (const auto& l : all)
-            dump += l.text + "\n";
         for (std::size_t i = 0; i < ids.size(); ++i)
             EXPECT_GE(delivered["new_order:" + ids[i]], 1) << "order " << i << " " << ids[i] << " delivered; the watchers' log:\n" << dump;
+        // One holder at a time: a lease taken once at the start and once per
+        // kill, and no watcher stopped by a lost lease.
+        std::size_t leases = 0;
+        for (const auto& l : all)
+        {
+            leases += l.what == 'L';
+            EXPECT_NE(l.what, 'E') << l.text;
+        }
+        std::string kills;
+        for (const auto& k : kills_)
+            kills += "killed w" + std::to_string(k.watcher) + " (token " + std::to_string(k.token) + ") at " + std::to_string(k.ns) + "\n";
+        EXPECT_EQ(leases, kills_.size() + 1) << "leases taken; the watchers' log:\n" << dump << kills;
         std::set<std::string> twice;
         for (const auto& [k, n] : acked)
             if (n > 1)
@@ -424,4 +442,75 @@ TEST_F(redis_feed, two_and_three_watchers_one_holder_killed_at_seeded_moments_ev
         TearDown();
         pids.clear();
     }
+}
+
+TEST_F(redis_feed, a_commit_with_a_stale_token_is_refused_and_the_feed_stops)
+{
+    dd_test::redis_server redis;
+    cfg.redis.port = redis.port();
+    asio::io_context ioc;
+    auto lp = cfg.lease;
+    lp.owner = "a";
+    auto a = std::make_shared<dd::redis_feed_checkpoint>(cfg.redis, consumer, lp);
+    lp.owner = "b";
+    auto b = std::make_shared<dd::redis_feed_checkpoint>(cfg.redis, consumer, lp);
+    auto load = [&](dd::redis_feed_checkpoint& cp) {
+        std::optional<std::tuple<dd::error_code, dd::feed_state>> r;
+        cp.async_load(ioc.get_executor(), [&](dd::error_code ec, dd::feed_state s) { r.emplace(ec, std::move(s)); });
+        while (!r && ioc.run_one())
+        {
+        }
+        return *r;
+    };
+    auto commit = [&](dd::redis_feed_checkpoint& cp, dd::feed_commit c) {
+        std::optional<dd::error_code> r;
+        cp.async_commit(ioc.get_executor(), std::move(c), [&](dd::error_code ec) { r = ec; });
+        while (!r && ioc.run_one())
+        {
+        }
+        return *r;
+    };
+    auto [ec, st] = load(*a);
+    ASSERT_FALSE(ec) << ec.message() << " " << a->status().last_error;
+    EXPECT_FALSE(st.initialised);
+    const dd::timestamp t0{std::chrono::microseconds(1'700'000'000'000'000)};
+    dd::feed_commit first;
+    first.initialise = true;
+    first.horizon = first.watermark = t0;
+    first.upserts.push_back({.id = "o1", .created_at = t0 + 1s, .financial_status = "paid", .download_count = 2});
+    ASSERT_FALSE(commit(*a, first));
+    EXPECT_EQ(a->status().token, 1);
+    // a is cut off: its lease key vanishes (as after a pause past the ttl),
+    // and b takes the lease with a newer token.
+    ASSERT_EQ(redis_cmd(redis.port(), {"DEL", key_lease}), ":1\r\n");
+    auto [ec2, st2] = load(*b);
+    ASSERT_FALSE(ec2) << b->status().last_error;
+    EXPECT_TRUE(st2.initialised);
+    ASSERT_EQ(st2.orders.size(), 1u);
+    EXPECT_EQ(st2.orders.at("o1").download_count, 2);
+    EXPECT_EQ(st2.orders.at("o1").created_at, t0 + 1s);
+    EXPECT_EQ(b->status().token, 2);
+    // a still believes it holds (its ttl has not run out): Redis refuses its
+    // commit, nothing of it applied; a stops.
+    dd::feed_commit late;
+    late.upserts.push_back({.id = "o2", .created_at = t0 + 2s});
+    late.watermark = t0 + 2s;
+    EXPECT_EQ(commit(*a, late), dd::client_errc::checkpoint_lease_lost);
+    EXPECT_EQ(a->guard_error(), dd::client_errc::checkpoint_lease_lost);
+    EXPECT_EQ(redis_cmd(redis.port(), {"HEXISTS", key_orders, "o2"}), ":0\r\n");
+    // b commits; a third reads what b wrote.
+    dd::feed_commit next;
+    next.upserts.push_back({.id = "o3", .created_at = t0 + 3s});
+    next.horizon = t0 + 2s;  // prunes o1
+    EXPECT_FALSE(commit(*b, next));
+    EXPECT_FALSE(b->guard_error());
+    b.reset();  // releases the lease
+    lp.owner = "c";
+    dd::redis_feed_checkpoint c(cfg.redis, consumer, lp);
+    auto [ec3, st3] = load(c);
+    ASSERT_FALSE(ec3) << c.status().last_error;
+    EXPECT_EQ(st3.orders.size(), 1u);
+    EXPECT_TRUE(st3.orders.count("o3"));
+    EXPECT_EQ(st3.horizon, t0 + 2s);
+    EXPECT_EQ(c.status().token, 3);
 }
