@@ -109,7 +109,10 @@ public:
     redis_feed_checkpoint& operator=(const redis_feed_checkpoint&) = delete;
 
     /// Waits until this watcher holds the lease (cancellable: the handler's
-    /// cancellation slot), then reads the state.
+    /// cancellation slot), then reads the state. While Redis cannot be
+    /// reached it keeps waiting (status().last_error says why); a refused
+    /// configuration (AUTH, SELECT, TLS files, a master no sentinel knows)
+    /// completes with checkpoint_unavailable.
     /// \param ex The feed's executor (the lease runs on a strand of it).
     /// \param h Completes with the state, or checkpoint_unavailable, checkpoint_invalid, checkpoint_lease_lost.
     DIGITAL_DELIVERY_DECL void async_load(boost::asio::any_io_executor ex,

@@ -59,6 +59,9 @@ using namespace std::chrono_literals;
 namespace {
 
 const std::string master_name = "dd-feed-master";
+// How long one step may wait for an operation before the test fails as hung
+// (a guard, far above what any step needs; never a measurement).
+constexpr std::chrono::seconds dd_test_guard{20};
 const std::string consumer = "provisioning";
 
 std::int64_t mono_ns()
@@ -470,18 +473,18 @@ TEST_F(redis_feed, a_commit_with_a_stale_token_is_refused_and_the_feed_stops)
     auto load = [&](dd::redis_feed_checkpoint& cp) {
         std::optional<std::tuple<dd::error_code, dd::feed_state>> r;
         cp.async_load(ioc.get_executor(), [&](dd::error_code ec, dd::feed_state s) { r.emplace(ec, std::move(s)); });
-        while (!r && ioc.run_one())
-        {
-        }
-        return *r;
+        for (const auto end = std::chrono::steady_clock::now() + dd_test_guard; !r && std::chrono::steady_clock::now() < end;)
+            ioc.run_one_for(100ms);
+        EXPECT_TRUE(r) << "loaded within the guard";
+        return r.value_or(std::tuple<dd::error_code, dd::feed_state>{dd::client_errc::checkpoint_unavailable, {}});
     };
     auto commit = [&](dd::redis_feed_checkpoint& cp, dd::feed_commit c) {
         std::optional<dd::error_code> r;
         cp.async_commit(ioc.get_executor(), std::move(c), [&](dd::error_code ec) { r = ec; });
-        while (!r && ioc.run_one())
-        {
-        }
-        return *r;
+        for (const auto end = std::chrono::steady_clock::now() + dd_test_guard; !r && std::chrono::steady_clock::now() < end;)
+            ioc.run_one_for(100ms);
+        EXPECT_TRUE(r) << "committed within the guard";
+        return r.value_or(dd::client_errc::checkpoint_unavailable);
     };
     auto [ec, st] = load(*a);
     ASSERT_FALSE(ec) << ec.message() << " " << a->status().last_error;
@@ -601,4 +604,23 @@ TEST_F(redis_feed, three_watchers_through_sentinel_a_failover_and_killed_holders
                 "delivered again and %zu lease(s) lost\n",
                 seed, t.c_str(), static_cast<long long>(bound.count()),
                 static_cast<long long>((failover_done - failover_sent) / 1000000), twice.size(), lost_leases);
+}
+
+TEST_F(redis_feed, a_refused_password_is_an_error_not_an_endless_standby_and_is_never_shown)
+{
+    dd_test::redis_server redis({"--requirepass", "right-secret-5d1e"});
+    cfg.redis.port = redis.port();
+    cfg.redis.password = "wrong-secret-77ab";
+    asio::io_context ioc;
+    dd::redis_feed_checkpoint cp(cfg.redis, consumer, cfg.lease);
+    std::optional<dd::error_code> r;
+    cp.async_load(ioc.get_executor(), [&](dd::error_code ec, dd::feed_state) { r = ec; });
+    for (const auto end = std::chrono::steady_clock::now() + dd_test_guard; !r && std::chrono::steady_clock::now() < end;)
+        ioc.run_one_for(100ms);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(*r, dd::client_errc::checkpoint_unavailable);
+    const auto why = cp.status().last_error;
+    EXPECT_NE(why.find("AUTH refused"), std::string::npos) << why;
+    EXPECT_EQ(why.find("secret"), std::string::npos) << why;
+    EXPECT_FALSE(cp.status().held);
 }

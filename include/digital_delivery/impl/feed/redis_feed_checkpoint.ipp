@@ -311,6 +311,10 @@ public:
                 break;
             if (lease_.state() == feed_lease::phase::lost)
                 co_return std::tuple<error_code, feed_state>{client_errc::checkpoint_lease_lost, feed_state{}};
+            // Refused configuration (AUTH, SELECT, TLS files, an unknown
+            // master): an error, not an endless standby (last_error says why).
+            if (misconfigured_)
+                co_return std::tuple<error_code, feed_state>{client_errc::checkpoint_unavailable, feed_state{}};
             wait.expires_after((std::min)(lease_.timing().poll_every, std::chrono::milliseconds(50)));
             auto [ec] = co_await wait.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
             if (ec)
@@ -543,10 +547,12 @@ private:
             else
             {
                 fail(r);
+                misconfigured_ = !r.reply && r.misconfigured;
                 lease_.failed(at);
                 publish();
                 continue;
             }
+            misconfigured_ = false;
             {
                 std::lock_guard<std::mutex> lk(mtx_);
                 status_.last_error.clear();
@@ -575,6 +581,7 @@ private:
     std::map<std::string, feed_order_state> mirror_;  // the orders as committed (the holder's copy)
     std::size_t commits_ = 0;
     bool stopping_ = false;
+    bool misconfigured_ = false;  // the last call failed on a refused configuration
     mutable std::mutex mtx_;
     redis_feed_lease_status status_;
     std::atomic<bool> lost_{false};
