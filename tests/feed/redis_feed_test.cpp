@@ -21,6 +21,8 @@
 #include <digital_delivery/redis_feed_checkpoint.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -520,7 +522,25 @@ TEST_F(redis_feed, a_commit_with_a_stale_token_is_refused_and_the_feed_stops)
     next.horizon = t0 + 2s;  // prunes o1
     EXPECT_FALSE(commit(*b, next));
     EXPECT_FALSE(b->guard_error());
-    b.reset();  // releases the lease
+    // A standby waits for the lease; its wait is cancellable.
+    lp.owner = "d";
+    auto d_ptr = std::make_unique<dd::redis_feed_checkpoint>(cfg.redis, consumer, lp);
+    auto& d = *d_ptr;
+    asio::cancellation_signal cancel;
+    std::optional<dd::error_code> waited;
+    d.async_load(ioc.get_executor(), asio::bind_cancellation_slot(cancel.slot(), [&](dd::error_code e, dd::feed_state) { waited = e; }));
+    for (int i = 0; i < 20; ++i)
+        ioc.run_one_for(10ms);
+    EXPECT_FALSE(waited) << "on standby while b holds the lease";
+    EXPECT_FALSE(d.status().held);
+    EXPECT_TRUE(d.status().holder_expiry);
+    cancel.emit(asio::cancellation_type::terminal);
+    for (const auto end = std::chrono::steady_clock::now() + dd_test_guard; !waited && std::chrono::steady_clock::now() < end;)
+        ioc.run_one_for(100ms);
+    ASSERT_TRUE(waited);
+    EXPECT_EQ(*waited, asio::error::operation_aborted);
+    d_ptr.reset();  // stops trying (a lease it took meanwhile is released)
+    b.reset();      // releases the lease
     lp.owner = "c";
     dd::redis_feed_checkpoint c(cfg.redis, consumer, lp);
     auto [ec3, st3] = load(c);
