@@ -22,6 +22,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 using namespace digital_delivery::detail;
