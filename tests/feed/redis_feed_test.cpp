@@ -448,10 +448,10 @@ TEST_F(redis_feed, two_and_three_watchers_one_holder_killed_at_seeded_moments_ev
         for (int i = 0; i < watchers; ++i)
             start_watcher();
         // The first holder records the start; orders after it are delivered.
-        ASSERT_TRUE(dd_test::poll_until([&] { return redis_cmd(redis.port(), {"HGET", key_meta, "initialised"}).find("1") != std::string::npos; }));
-        // Past the start's moment: an order of the same moment can precede the
-        // horizon (the sandbox's created_at has milliseconds) and is not delivered.
-        std::this_thread::sleep_for(1100ms);
+        ASSERT_TRUE(dd_test::poll_until([&] { return redis_cmd(redis.port(), {"HGET", key_meta, "initialised"}) == "$1\r\n1\r\n"; }));
+        // (The reply is RESP: "$-1" when the field is absent, which a search
+        // for "1" would take for the start.) No wait: an order bought right
+        // after the start is delivered.
         const unsigned seed = 4700u + static_cast<unsigned>(watchers);
         const auto ids = run_with_kills(redis.port(), 24, 3, seed);
         const auto bound = dd::redis_feed_checkpoint(cfg.redis, consumer, cfg.lease).takeover_bound();
@@ -583,7 +583,10 @@ TEST_F(redis_feed, three_watchers_through_sentinel_a_failover_and_killed_holders
         cfg.redis.sentinel.sentinels.push_back({"127.0.0.1", p});
     for (int i = 0; i < 3; ++i)
         start_watcher();
-    ASSERT_TRUE(dd_test::poll_until([&] { return redis_cmd(first.port(), {"HGET", key_meta, "initialised"}).find("1") != std::string::npos; }));
+    ASSERT_TRUE(dd_test::poll_until([&] { return redis_cmd(first.port(), {"HGET", key_meta, "initialised"}) == "$1\r\n1\r\n"; }));
+    // Not for the start (an order right after it is delivered): without this
+    // pause the forced failover below loses the holder and orders (line
+    // "holder ... L" never seen; orders not committed), a cause not yet found.
     std::this_thread::sleep_for(1100ms);
 
     // Two holders killed (seeded), and after the 12th purchase a forced
