@@ -89,6 +89,17 @@ enum class client_errc : int
     /// sent. The transport's explanation (diagnostics::client_message) names
     /// the system's error.
     connect_failed,
+
+    // --- shared feed checkpoints (redis_feed_checkpoint) ---
+    /// The checkpoint's lease was lost (not renewed in time, or another
+    /// watcher holds it): the order feed stops; nothing acknowledged is lost.
+    checkpoint_lease_lost,
+    /// The checkpoint's store could not be reached or did not answer in time
+    /// (redis_feed_checkpoint::last_error() says why).
+    checkpoint_unavailable,
+    /// The checkpoint's store holds a record out of range or not in the
+    /// checkpoint's format.
+    checkpoint_invalid,
 };
 
 /// Failures the Digital Delivery API (or its storage) reports. Category name

@@ -142,6 +142,13 @@ public:
     /// \param h Completes once it is durable; never inline.
     virtual void async_commit(boost::asio::any_io_executor ex, feed_commit c,
                               boost::asio::any_completion_handler<void(error_code)> h) = 0;
+
+    /// Empty while the store can guard the feed's commits; once it no longer
+    /// can (a shared store whose lease was lost: client_errc::checkpoint_lease_lost),
+    /// why. The feed checks it before it delivers each event and stops with
+    /// it. Called from the feed's executor: thread-safe. Default: always empty.
+    /// \return The error, or empty.
+    virtual error_code guard_error() const { return {}; }
 };
 
 /// A base for stores whose calls are quick and blocking (a local file): they

@@ -92,6 +92,7 @@ struct order_feed_options
     /// What to deliver.
     feed_events events = feed_events::orders | feed_events::changes;
     /// Orders created before this are not delivered (`ddctl orders watch --since`).
+    /// Counted from its whole UTC second: see "The start point" in docs/order-feed.md.
     /// Empty: the feed's first start. Read only on a first run (an empty checkpoint).
     std::optional<timestamp> since{};
     /// The shortest delay between two new-order polls (after activity).

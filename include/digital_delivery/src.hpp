@@ -35,6 +35,7 @@
 #include <digital_delivery/impl/workflows/watermark.ipp>
 #include <digital_delivery/impl/feed/feed_event.ipp>
 #include <digital_delivery/impl/feed/order_feed.ipp>
+#include <digital_delivery/impl/feed/redis_feed_checkpoint.ipp>
 #include <digital_delivery/impl/model/timestamp.ipp>
 #include <digital_delivery/impl/error/diagnostics.ipp>
 #include <digital_delivery/impl/model/asset.ipp>

@@ -92,6 +92,9 @@ OPT_IN_STORES = {
         "impl/rate_limit/redis_session.hpp",
         "impl/rate_limit/sansio/redis_store.hpp",
         "impl/rate_limit/sansio/resp.hpp",
+        "redis_feed_checkpoint.hpp",
+        "impl/feed/redis_feed_checkpoint.ipp",
+        "impl/feed/redis_feed_link.hpp",
     },
     "shm": {
         "shm_rate_limit_store.hpp",
@@ -115,6 +118,7 @@ OPT_IN_STORES = {
 # SQLite, as src.hpp (digital_delivery::compiled) must not need libsqlite3.
 OPT_IN_HEADERS = {
     "digital_delivery/redis_rate_limit_store.hpp": "redis",
+    "digital_delivery/redis_feed_checkpoint.hpp": "redis",
     "digital_delivery/shm_rate_limit_store.hpp": "shm",
     "digital_delivery/sqlite_state.hpp": "sqlite",
     "digital_delivery/sqlite_upload_journal.hpp": "sqlite",
@@ -134,6 +138,7 @@ BEAST_FILES = {
 OPENSSL_FILES = {
     "impl/http/beast_transport.ipp",
     "impl/rate_limit/redis_link.hpp",
+    "impl/feed/redis_feed_link.hpp",
 }
 BEAST = re.compile(r"^boost/beast[/.]")
 OPENSSL = re.compile(r"^openssl/|^boost/asio/ssl[/.]|^boost/beast/(core/ssl_stream|ssl)")

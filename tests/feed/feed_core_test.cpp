@@ -233,6 +233,49 @@ TEST_F(feed_core_test, new_orders_arriving_between_pages_are_not_lost)
     EXPECT_EQ(feed.handled.size(), 340u);
 }
 
+// A checkpoint that recorded its start at microseconds (12:00:00.500123), and
+// orders of that second whose created_at the server sends with whole seconds:
+// after a restart they are delivered once (horizon compared at whole seconds),
+// an acknowledged one is not delivered again, and a look-back prunes nothing
+// of that second.
+TEST_F(feed_core_test, a_checkpoint_with_a_sub_second_start_delivers_the_orders_of_that_second_after_a_restart)
+{
+    const timestamp start = t0 + 500123us;
+    dd::feed_commit first;
+    first.initialise = true;
+    first.horizon = start;
+    first.watermark = start;
+    first.last_lookback = start;
+    ASSERT_FALSE(cp.commit(first));
+    // "acked" was delivered before the restart; "lost" was read as before the start.
+    srv.add(t0, "lost");
+    srv.add(t0, "acked");
+    dd::feed_commit a;
+    dd::feed_order_state k;
+    k.id = "acked";
+    k.created_at = t0;
+    k.financial_status = "paid";
+    a.upserts.push_back(k);
+    ASSERT_FALSE(cp.commit(a));
+    feed.boot(t0 + 1min);
+    feed.scan(core::scan_kind::new_orders, t0 + 1min);
+    feed.drain(t0 + 1min);
+    feed.scan(core::scan_kind::lookback, t0 + 11min);
+    feed.drain(t0 + 11min);
+    auto end = feed.c->end_lookback(t0 + 11min);
+    ASSERT_FALSE(cp.commit(end));
+    feed.c->committed(end);
+    EXPECT_EQ(feed.handled_ids(), (std::vector<std::string>{"lost"}));
+    EXPECT_EQ(cp.state().orders.count("lost"), 1u);
+    EXPECT_EQ(cp.state().orders.count("acked"), 1u);
+    // A new consumer records whole seconds.
+    dd::memory_feed_checkpoint cp2;
+    consumer other{srv, cp2, {}};
+    other.boot(start);
+    EXPECT_EQ(cp2.state().horizon, t0);
+    EXPECT_EQ(cp2.state().watermark, t0);
+}
+
 // Orders at 23:59:59.999 and 00:00:00.000 UTC, the server reading dates in
 // UTC, UTC+14 and UTC-12: each delivered once, the feed's result the same.
 class feed_midnight_test : public feed_core_test, public ::testing::WithParamInterface<int>

@@ -88,6 +88,41 @@ TEST_F(order_feed_test, polls_newest_first_from_the_checkpoint_and_commits_each_
     EXPECT_EQ(cp->state().watermark, created);
 }
 
+TEST_F(order_feed_test, an_order_created_right_after_the_start_is_delivered_at_the_servers_precision)
+{
+    // The first start falls at hh:mm:ss.500123; the server's created_at has
+    // whole seconds (o_s, bought 0.3 s after the start) or milliseconds (o_ms,
+    // bought 0.2 ms after it): both read as earlier than the start's microseconds.
+    const auto sub = wall().time_since_epoch() % std::chrono::seconds(1);
+    vc.advance(std::chrono::seconds(1) - sub + 500ms + 123us);
+    const dd::timestamp start = wall();
+    const dd::timestamp second = std::chrono::floor<std::chrono::seconds>(start);
+    ASSERT_EQ(start - second, 500123us);
+    const dd::timestamp ms = std::chrono::floor<std::chrono::milliseconds>(start + 200us);
+    dd::order_feed feed(client, cp, opts);
+    fake->expect_any().respond(200, page_of({order_at("o_s", second), order_at("o_ms", ms)}));
+    std::vector<std::string> seen;
+    bool stop = false;
+    std::function<void()> loop = [&] {
+        feed.async_next([&](dd::error_code ec, dd::feed_event e) {
+            ASSERT_FALSE(ec) << ec.message();
+            seen.push_back(e.order.id);
+            feed.async_ack(e, [&](dd::error_code aec) {
+                ASSERT_FALSE(aec);
+                if (seen.size() == 2)
+                    stop = true;
+                else
+                    loop();
+            });
+        });
+    };
+    loop();
+    ASSERT_TRUE(vc.run_until(ioc, [&] { return stop; }, 60s, 100ms)) << seen.size() << " delivered";
+    EXPECT_EQ(seen, (std::vector<std::string>{"o_s", "o_ms"}));
+    // The recorded start is the whole second: a restart compares the same way.
+    EXPECT_EQ(cp->state().horizon, second);
+}
+
 TEST_F(order_feed_test, a_failed_commit_leaves_the_event_to_be_delivered_again)
 {
     dd::order_feed feed(client, cp, opts);

@@ -10,6 +10,7 @@
 #include "journal.hpp"
 
 #include <digital_delivery/order_feed.hpp>
+#include <digital_delivery/redis_feed_checkpoint.hpp>
 #include <digital_delivery/sqlite_feed_checkpoint.hpp>
 #include <digital_delivery/impl/crypto/sha256.hpp>
 
@@ -18,8 +19,11 @@
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/url.hpp>
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -64,7 +68,78 @@ struct watch_args
     bool list_dead = false;
     std::string replay;
     bool yes = false;
+    std::string checkpoint;                // redis[s]://...: the shared checkpoint
+    std::vector<std::string> sentinels;    // host:port of the sentinels
+    std::string sentinel_master;
+    double lease_ttl = 10;
 };
+
+std::uint16_t parse_port(const std::string& s, const std::string& what)
+{
+    std::uint16_t p = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), p);
+    if (ec != std::errc{} || ptr != s.data() + s.size() || p == 0)
+        throw cli_error(exit_usage, what + ": '" + s + "' is not a port");
+    return p;
+}
+
+/// --checkpoint redis[s]://[user:password@]host[:port][/db][?TLS parameters]
+/// (the syntax of the rate_limit_store setting), with --sentinel.
+dd::redis_store_params parse_checkpoint_url(const watch_args& a)
+{
+    auto u = boost::urls::parse_uri(a.checkpoint);
+    if (!u || (u->scheme() != "redis" && u->scheme() != "rediss") || (u->host().empty() && a.sentinels.empty()))
+        throw cli_error(exit_usage, "--checkpoint: not a redis[s]://[user:password@]host[:port][/db][?...] URL");
+    dd::redis_store_params redis;
+    redis.tls.enabled = u->scheme() == "rediss";
+    for (auto q : u->params())
+    {
+        std::string* to = q.key == "ca_file"       ? &redis.tls.ca_file
+                          : q.key == "ca_dir"      ? &redis.tls.ca_dir
+                          : q.key == "cert_file"   ? &redis.tls.cert_file
+                          : q.key == "key_file"    ? &redis.tls.key_file
+                          : q.key == "server_name" ? &redis.tls.server_name
+                                                   : nullptr;
+        if (!to || !redis.tls.enabled)
+            throw cli_error(exit_usage, "--checkpoint: " + (to ? "TLS parameters need a rediss:// URL (" + q.key + ")"
+                                                               : "unknown parameter " + q.key +
+                                                                     " (rediss:// takes ca_file, ca_dir, cert_file, key_file, server_name)"));
+        *to = q.value;
+    }
+    if (!u->host().empty())
+        redis.host = u->host();
+    if (u->has_port())
+        redis.port = u->port_number();
+    if (u->has_userinfo())
+    {
+        redis.username = u->user();
+        redis.password = u->password();
+    }
+    const std::string db = u->path().size() > 1 ? std::string(u->path()).substr(1) : std::string();
+    if (!db.empty())
+    {
+        auto [ptr, ec] = std::from_chars(db.data(), db.data() + db.size(), redis.database);
+        if (ec != std::errc{} || ptr != db.data() + db.size())
+            throw cli_error(exit_usage, "--checkpoint: the Redis database must be a number");
+    }
+    if (!a.sentinels.empty())
+    {
+        if (a.sentinel_master.empty())
+            throw cli_error(exit_usage, "--sentinel needs --sentinel-master NAME");
+        redis.sentinel.master_name = a.sentinel_master;
+        redis.sentinel.tls = redis.tls;
+        for (const auto& hp : a.sentinels)
+        {
+            const auto colon = hp.rfind(':');
+            if (colon == std::string::npos || colon == 0)
+                throw cli_error(exit_usage, "--sentinel: '" + hp + "' is not host:port");
+            redis.sentinel.sentinels.push_back({hp.substr(0, colon), parse_port(hp.substr(colon + 1), "--sentinel")});
+        }
+    }
+    else if (!a.sentinel_master.empty())
+        throw cli_error(exit_usage, "--sentinel-master needs --sentinel host:port");
+    return redis;
+}
 
 /// Runs `sh -c cmd` with `input` on its stdin; returns its wait status.
 int run_exec(const std::string& cmd, const std::string& input, const std::string& key)
@@ -180,6 +255,59 @@ asio::awaitable<void> watch(session& s, const watch_args& a)
         if (!since)
             throw cli_error(exit_usage, "--since: '" + a.since + "' is not a date (YYYY-MM-DD)");
         o.since = dd::timestamp(std::chrono::sys_days(*since));
+    }
+    if (!a.checkpoint.empty())
+    {
+        // The shared checkpoint: one active watcher of N (docs/order-feed.md).
+        if (a.list_dead || !a.replay.empty())
+            throw cli_error(exit_usage, std::string(a.list_dead ? "--dead-letters" : "--replay") +
+                                            " reads the local checkpoint: not with --checkpoint");
+        dd::redis_feed_lease_params lp;
+        lp.ttl = ms(a.lease_ttl);
+        auto rcp = std::make_shared<dd::redis_feed_checkpoint>(parse_checkpoint_url(a), a.name, lp);
+        std::cerr << "ddctl: standing by for the lease of consumer " << a.name << " (takeover within "
+                  << rcp->takeover_bound().count() << " ms of a holder's death)\n";
+        dd::order_feed feed(s.client, rcp, o);
+        for (;;)
+        {
+            auto [ec, e] = co_await feed.async_next(asio::as_tuple(asio::deferred));
+            if (ec == asio::error::operation_aborted || ec == dd::condition::cancelled)
+                throw cli_error(exit_interrupted, "interrupted: stopped watching (nothing unacknowledged is lost)");
+            if (ec == dd::client_errc::checkpoint_lease_lost)
+                throw cli_error(exit_failure, "the lease was lost: another watcher of " + a.name +
+                                                  " delivers now (nothing acknowledged is lost)");
+            if (ec == dd::client_errc::checkpoint_unavailable || ec == dd::client_errc::checkpoint_invalid)
+                throw cli_error(exit_failure, "checkpoint: " + ec.message() + ": " + rcp->status().last_error);
+            if (ec)
+            {
+                dd::diagnostics none;
+                s.check(ec, none);
+            }
+            const std::string line = dd::to_json(e);
+            const int status = a.exec.empty() ? 0 : run_exec(a.exec, line + "\n", e.key);
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            {
+                if (a.exec.empty())
+                {
+                    std::cout << line << '\n';
+                    std::cout.flush();
+                }
+                auto [aec] = co_await feed.async_ack(e, asio::as_tuple(asio::deferred));
+                if (aec)
+                    throw cli_error(exit_failure, "checkpoint: " + aec.message() + " " + rcp->status().last_error);
+                if (!a.exec.empty())
+                {
+                    std::cout << line << '\n';
+                    std::cout.flush();
+                }
+                continue;
+            }
+            const std::string why = describe_status(status);
+            auto [fec2, dead] = co_await feed.async_fail(e, why, asio::as_tuple(asio::deferred));
+            if (fec2)
+                throw cli_error(exit_failure, "checkpoint: " + fec2.message() + " " + rcp->status().last_error);
+            std::cerr << "ddctl: " << e.key << ": --exec " << why << (dead ? ": dead-lettered" : ": will retry") << '\n';
+        }
     }
     const std::string dir = make_state_directory();
     const std::string file = dir + "/watch-" + (s.profile.empty() ? std::string("default") : s.profile) + "-" +
@@ -306,6 +434,16 @@ void add_watch(CLI::App& orders, selection& sel)
         ->check(CLI::PositiveNumber);
     app->add_flag("--dead-letters", a->list_dead, "print the dead letters (JSON lines) and exit");
     app->add_option("--replay", a->replay, "deliver this dead letter again first (its key)");
+    app->add_option("--checkpoint", a->checkpoint,
+                    "keep the checkpoint in Redis, shared by several watchers of which one delivers (a lease): "
+                    "redis://[user:password@]host[:port][/db], rediss://...?ca_file=F&cert_file=F&key_file=F&server_name=N");
+    app->add_option("--sentinel", a->sentinels, "with --checkpoint: find the Redis master through these sentinels (host:port)")
+        ->delimiter(',');
+    app->add_option("--sentinel-master", a->sentinel_master, "with --sentinel: the master's name");
+    app->add_option("--lease-ttl", a->lease_ttl,
+                    "with --checkpoint: seconds the lease lasts without renewal (default 10); a dead holder is replaced "
+                    "within it + 1.5 s")
+        ->check(CLI::PositiveNumber);
     app->callback([&sel, a]() {
         sel.sleeps = true;
         sel.run = [a](session& s) -> asio::awaitable<void> { co_await watch(s, *a); };

@@ -62,6 +62,10 @@ inline const char* client_errc_message(int ev) noexcept
     case client_errc::rate_limited_too_long:
         return "The server's rate limit refused the request for longer than retry_params::max_rate_limited_wait";
     case client_errc::connect_failed: return "The connection could not be opened (nothing was sent)";
+    case client_errc::checkpoint_lease_lost:
+        return "The feed checkpoint's lease was lost (another watcher may hold it): the feed stopped";
+    case client_errc::checkpoint_unavailable: return "The feed checkpoint's store could not be reached or did not answer in time";
+    case client_errc::checkpoint_invalid: return "The feed checkpoint's store holds a record that is not valid";
     }
     return "Unknown digital_delivery client error";
 }

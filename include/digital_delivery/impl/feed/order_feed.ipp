@@ -62,6 +62,10 @@ public:
             co_return std::tuple<error_code, feed_event>{ec, feed_event{}};
         for (;;)
         {
+            // A shared checkpoint whose lease is lost: another watcher
+            // delivers from now on; this one stops.
+            if (ec = cp_->guard_error(); ec)
+                co_return std::tuple<error_code, feed_event>{ec, feed_event{}};
             ec = co_await commit_silent();
             if (ec)
                 co_return std::tuple<error_code, feed_event>{ec, feed_event{}};
@@ -73,6 +77,8 @@ public:
                     co_await sleep_until(*r);
                     continue;
                 }
+                if (ec = cp_->guard_error(); ec)
+                    co_return std::tuple<error_code, feed_event>{ec, feed_event{}};
                 core_.delivering();
                 co_return std::tuple<error_code, feed_event>{error_code{}, core_.front()};
             }

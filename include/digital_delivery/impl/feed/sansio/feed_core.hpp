@@ -54,6 +54,19 @@ inline date feed_date_floor(timestamp t) noexcept
     return date(sys_days(d - days(1)));
 }
 
+/// The start point the feed records for `t`: its whole UTC second. The spec's
+/// timestamps are ISO 8601 strings of unstated precision (a server may send
+/// seconds or milliseconds), so an order created after `t` can read as earlier
+/// than `t` at microseconds; from the whole second it is always included (an
+/// order of the same second created just before `t` is included too, once).
+inline timestamp feed_start_point(timestamp t) noexcept
+{
+    using namespace std::chrono;
+    if (t < timestamp::min() + seconds(1))
+        return timestamp::min();
+    return floor<seconds>(t);
+}
+
 /// t + d, saturating.
 inline timestamp feed_add(timestamp t, std::chrono::milliseconds d) noexcept
 {
@@ -102,8 +115,15 @@ public:
     {
         state_ = std::move(s);
         if (state_.initialised)
+        {
+            // A checkpoint recorded with a sub-second start: compare from its
+            // whole second too (an order of that second missed before is
+            // found by the look-back; ids already acknowledged are skipped).
+            state_.horizon = feed_start_point(state_.horizon);
+            state_.watermark = (std::max)(state_.horizon, feed_start_point(state_.watermark));
             return std::nullopt;
-        const timestamp from = opts_.since ? *opts_.since : now;
+        }
+        const timestamp from = feed_start_point(opts_.since ? *opts_.since : now);
         feed_commit c;
         c.initialise = true;
         c.horizon = from;
@@ -287,6 +307,7 @@ public:
         for (const auto& e : queue_)
             if (e.kind == feed_event_kind::new_order)
                 h = (std::min)(h, e.order.created_at);
+        h = feed_start_point(h);  // pruned and compared at whole seconds, like the start
         if (h > state_.horizon)
             c.horizon = h;
         return c;
