@@ -400,6 +400,51 @@ std::string config_init(const config_flags& flags)
     return "wrote [" + profile + "] to " + file + " (mode 0600)";
 }
 
+
+dd::redis_store_params parse_redis_url(const std::string& url, const std::string& what, const std::string& where,
+                                       bool host_optional)
+{
+    auto u = boost::urls::parse_uri(url);
+    if (!u || (u->scheme() != "redis" && u->scheme() != "rediss") || (u->host().empty() && !host_optional))
+        throw cli_error(exit_usage, what + ": not a redis[s]://[user:password@]host[:port][/db][?...] URL" + where);
+    dd::redis_store_params redis;
+    redis.tls.enabled = u->scheme() == "rediss";
+    // rediss:// takes the TLS files and the server name as query parameters.
+    for (auto q : u->params())
+    {
+        std::string* to = q.key == "ca_file"       ? &redis.tls.ca_file
+                          : q.key == "ca_dir"      ? &redis.tls.ca_dir
+                          : q.key == "cert_file"   ? &redis.tls.cert_file
+                          : q.key == "key_file"    ? &redis.tls.key_file
+                          : q.key == "server_name" ? &redis.tls.server_name
+                                                   : nullptr;
+        if (!to || !redis.tls.enabled)
+            throw cli_error(exit_usage, what + ": " +
+                                            (to ? "TLS parameters need a rediss:// URL (" + q.key + ")"
+                                                : "unknown parameter " + q.key +
+                                                      " (rediss:// takes ca_file, ca_dir, cert_file, key_file, server_name)") +
+                                            where);
+        *to = q.value;
+    }
+    if (!u->host().empty())
+        redis.host = u->host();
+    if (u->has_port())
+        redis.port = u->port_number();
+    if (u->has_userinfo())
+    {
+        redis.username = u->user();
+        redis.password = u->password();
+    }
+    const std::string db = u->path().size() > 1 ? std::string(u->path()).substr(1) : std::string();
+    if (!db.empty())
+    {
+        auto [ptr, ec] = std::from_chars(db.data(), db.data() + db.size(), redis.database);
+        if (ec != std::errc{} || ptr != db.data() + db.size())
+            throw cli_error(exit_usage, what + ": the Redis database must be a number" + where);
+    }
+    return redis;
+}
+
 dd::client_params make_client_params(const settings& s)
 {
     dd::client_params p;
@@ -425,44 +470,7 @@ dd::client_params make_client_params(const settings& s)
         p.rate_limit.store = dd::rate_limit_store();
     else if (store.value.starts_with("redis://") || store.value.starts_with("rediss://"))
     {
-        auto u = boost::urls::parse_uri(store.value);
-        if (!u || u->host().empty())
-            throw cli_error(exit_usage, "rate_limit_store: not a redis[s]://[user:password@]host[:port][/db][?...] URL (" +
-                                            store.source + ")");
-        dd::redis_store_params redis;
-        redis.tls.enabled = u->scheme() == "rediss";
-        // rediss:// takes the TLS files and the server name as query parameters.
-        for (auto q : u->params())
-        {
-            std::string* to = q.key == "ca_file"       ? &redis.tls.ca_file
-                              : q.key == "ca_dir"      ? &redis.tls.ca_dir
-                              : q.key == "cert_file"   ? &redis.tls.cert_file
-                              : q.key == "key_file"    ? &redis.tls.key_file
-                              : q.key == "server_name" ? &redis.tls.server_name
-                                                       : nullptr;
-            if (!to || !redis.tls.enabled)
-                throw cli_error(exit_usage, "rate_limit_store: " +
-                                                (to ? "TLS parameters need a rediss:// URL (" + q.key + ")"
-                                                    : "unknown parameter " + q.key +
-                                                          " (rediss:// takes ca_file, ca_dir, cert_file, key_file, server_name)") +
-                                                " (" + store.source + ")");
-            *to = q.value;
-        }
-        redis.host = u->host();
-        if (u->has_port())
-            redis.port = u->port_number();
-        if (u->has_userinfo())
-        {
-            redis.username = u->user();
-            redis.password = u->password();
-        }
-        const std::string db = u->path().size() > 1 ? std::string(u->path()).substr(1) : std::string();
-        if (!db.empty())
-        {
-            auto [ptr, ec] = std::from_chars(db.data(), db.data() + db.size(), redis.database);
-            if (ec != std::errc{} || ptr != db.data() + db.size())
-                throw cli_error(exit_usage, "rate_limit_store: the Redis database must be a number (" + store.source + ")");
-        }
+        dd::redis_store_params redis = parse_redis_url(store.value, "rate_limit_store", " (" + store.source + ")", false);
         p.rate_limit.store = dd::redis_rate_limit_store(std::move(redis));
     }
     else

@@ -8,6 +8,7 @@
 #define DDCTL_SETTINGS_HPP
 
 #include <digital_delivery/client_params.hpp>
+#include <digital_delivery/redis_store_params.hpp>
 
 #include <optional>
 #include <string>
@@ -55,6 +56,14 @@ settings resolve_settings(const config_flags& flags);
 /// The client parameters of these settings (throws cli_error(exit_usage) when
 /// the base URL or the key is missing or a value is malformed).
 digital_delivery::client_params make_client_params(const settings& s);
+
+/// A Redis URL as the rate_limit_store setting and `orders watch --checkpoint` take it:
+/// redis[s]://[user:password@]host[:port][/db][?ca_file=&ca_dir=&cert_file=&key_file=&server_name=]
+/// (the query parameters with rediss:// only). Errors (cli_error, exit_usage) start
+/// with `what` and end with `where`; the host may be empty when `host_optional`
+/// (Sentinel names the master).
+digital_delivery::redis_store_params parse_redis_url(const std::string& url, const std::string& what,
+                                                     const std::string& where, bool host_optional);
 
 /// `ddctl config show`: one line per setting, the key redacted.
 std::string describe(const settings& s);

@@ -8,6 +8,7 @@
 
 #include "errors.hpp"
 #include "journal.hpp"
+#include "settings.hpp"
 
 #include <digital_delivery/order_feed.hpp>
 #include <digital_delivery/redis_feed_checkpoint.hpp>
@@ -19,8 +20,6 @@
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <boost/url/parse.hpp>
-#include <boost/url/url.hpp>
 
 #include <cerrno>
 #include <charconv>
@@ -87,41 +86,7 @@ std::uint16_t parse_port(const std::string& s, const std::string& what)
 /// (the syntax of the rate_limit_store setting), with --sentinel.
 dd::redis_store_params parse_checkpoint_url(const watch_args& a)
 {
-    auto u = boost::urls::parse_uri(a.checkpoint);
-    if (!u || (u->scheme() != "redis" && u->scheme() != "rediss") || (u->host().empty() && a.sentinels.empty()))
-        throw cli_error(exit_usage, "--checkpoint: not a redis[s]://[user:password@]host[:port][/db][?...] URL");
-    dd::redis_store_params redis;
-    redis.tls.enabled = u->scheme() == "rediss";
-    for (auto q : u->params())
-    {
-        std::string* to = q.key == "ca_file"       ? &redis.tls.ca_file
-                          : q.key == "ca_dir"      ? &redis.tls.ca_dir
-                          : q.key == "cert_file"   ? &redis.tls.cert_file
-                          : q.key == "key_file"    ? &redis.tls.key_file
-                          : q.key == "server_name" ? &redis.tls.server_name
-                                                   : nullptr;
-        if (!to || !redis.tls.enabled)
-            throw cli_error(exit_usage, "--checkpoint: " + (to ? "TLS parameters need a rediss:// URL (" + q.key + ")"
-                                                               : "unknown parameter " + q.key +
-                                                                     " (rediss:// takes ca_file, ca_dir, cert_file, key_file, server_name)"));
-        *to = q.value;
-    }
-    if (!u->host().empty())
-        redis.host = u->host();
-    if (u->has_port())
-        redis.port = u->port_number();
-    if (u->has_userinfo())
-    {
-        redis.username = u->user();
-        redis.password = u->password();
-    }
-    const std::string db = u->path().size() > 1 ? std::string(u->path()).substr(1) : std::string();
-    if (!db.empty())
-    {
-        auto [ptr, ec] = std::from_chars(db.data(), db.data() + db.size(), redis.database);
-        if (ec != std::errc{} || ptr != db.data() + db.size())
-            throw cli_error(exit_usage, "--checkpoint: the Redis database must be a number");
-    }
+    dd::redis_store_params redis = parse_redis_url(a.checkpoint, "--checkpoint", "", !a.sentinels.empty());
     if (!a.sentinels.empty())
     {
         if (a.sentinel_master.empty())
