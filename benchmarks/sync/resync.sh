@@ -17,7 +17,7 @@
 #             it lists two trees and compares size and mtime), for reference
 #   ddctl     `ddctl assets check DIR`: the whole command, the remote listing
 #             (GET /assets, 250 a page) included; its points reported apart
-# Usage: [FILES=N] [REPS=N] [FILL_BUILD=DIR] benchmarks/sync/resync.sh BUILD_DIR
+# Usage: [FILES=N] [REPS=N] [FILL_BUILD=DIR] [KEEP=1] benchmarks/sync/resync.sh BUILD_DIR
 #   FILL_BUILD: the build whose sandbox and ddctl do the set-up (default BUILD_DIR), e.g. a
 #   debug build while BUILD_DIR's Release build is still being made (waited for);
 #   (a CMake build with -DDIGITAL_DELIVERY_BUILD_BENCHMARKS=ON and the targets ddctl,
@@ -32,7 +32,13 @@ fill_build="$(cd "${FILL_BUILD:-$build}" && pwd)"
 measured_ddctl="$ddctl"
 ddctl="$fill_build/tools/ddctl/ddctl" sandbox="$fill_build/tools/sandbox/digital-delivery-sandbox"
 state="$(mktemp -d /dev/shm/ddctl-sync-state-XXXXXX)"
-trap 'sync_bench_cleanup; rm -rf "$state"' EXIT
+# KEEP=1: the tree, its copy and the state file are kept (their paths printed at the end) to
+# measure the local side again later (scan_bench STATE_DB DIR against find) without a new fill.
+if [[ -n "${KEEP:-}" ]]; then
+    trap 'dir_saved=$dir; dir=/nonexistent-resync-kept; sync_bench_cleanup; echo "kept: tree $dir_saved/tree, copy $dir_saved/copy, state ${state_db:-none}" >&2' EXIT
+else
+    trap 'sync_bench_cleanup; rm -rf "$state"' EXIT
+fi
 scan_bench="$build/benchmarks/sync/digital_delivery_sync_scan_bench"
 
 python3 - "$dir/tree" "$files" <<'PY'

@@ -264,6 +264,45 @@ TEST_F(sandbox_test, AssetQuotas)
     EXPECT_EQ(create(400).status, 201);
 }
 
+// The storage quota follows every change of an asset's footprint (the larger of its
+// file and a pending replacement): a second replace, the replacement's upload, a
+// delete. Each check is at its exact boundary (fits at the limit, refused one byte over).
+TEST_F(sandbox_test, StorageQuotaFollowsReplaceUploadAndDelete)
+{
+    cfg.quota_storage_bytes = 100;
+    auto create = [&](std::int64_t size) {
+        return api("POST", "/assets", json::object{{"asset", json::object{{"type", "internal"}, {"filename", "f"}, {"byte_size", size}}}});
+    };
+    auto replace = [&](const std::string& id, std::int64_t size) {
+        return api("POST", "/assets/" + id + "/replace", json::object{{"asset", json::object{{"filename", "g"}, {"byte_size", size}}}});
+    };
+    const std::string a = uploaded_asset("a.pdf", std::string(10, 'a'));  // 10 used
+    auto r = replace(a, 60);                                              // footprint 60: 60 used
+    ASSERT_EQ(r.status, 200) << r.body;
+    r = replace(a, 30);  // a second replace drops the first: footprint 30
+    ASSERT_EQ(r.status, 200) << r.body;
+    const auto pending = js(r);
+    EXPECT_EQ(create(71).status, 422);
+    auto b = create(70);  // 30 + 70 = 100
+    ASSERT_EQ(b.status, 201) << b.body;
+    const std::string b_id(js(b).at("asset").at("id").as_string());
+    EXPECT_EQ(create(1).status, 422);
+    EXPECT_EQ(api("DELETE", "/assets/" + b_id).status, 204);  // 30 used
+    ASSERT_EQ(put(upload_url(pending), std::string(30, 'b'), upload_headers(pending)).status, 200);
+    r = replace(a, 20);  // the uploaded 30 stays until its replacement lands: footprint 30
+    ASSERT_EQ(r.status, 200) << r.body;
+    const auto smaller = js(r);
+    EXPECT_EQ(create(71).status, 422);
+    ASSERT_EQ(put(upload_url(smaller), std::string(20, 'c'), upload_headers(smaller)).status, 200);
+    // footprint 20 now
+    EXPECT_EQ(create(81).status, 422);
+    EXPECT_EQ(create(80).status, 201);
+    EXPECT_EQ(create(1).status, 422);
+    EXPECT_EQ(api("DELETE", "/assets/" + a).status, 204);  // 80 used
+    EXPECT_EQ(create(21).status, 422);
+    EXPECT_EQ(create(20).status, 201);
+}
+
 TEST_F(sandbox_test, ReplaceRules)
 {
     const std::string lic = licence_asset();

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -132,6 +133,47 @@ TEST_F(planner, every_kind_with_its_points_and_bytes)
     EXPECT_EQ(find(p3, "dir/moved.pdf")->kind, dd::sync_action_kind::replace);
     EXPECT_EQ(find(p3, "dir/moved.pdf")->reason, dd::sync_reason::moved_renamed);
     EXPECT_EQ(find(p3, "dir/moved.pdf")->filename, "moved.pdf");
+}
+
+// The plan does not depend on the order of its inputs: sorted by path (as the scan and the
+// SQLite manifest give them: matched by a merge) or not (matched by a hash table), with a
+// name that sorts before its folder's files ("a.b" < "a/x"), an mtime-only change, a gone
+// file, a forgotten one, a move and the product's link.
+TEST_F(planner, sorted_and_unsorted_inputs_plan_alike)
+{
+    local.files = {file("a/x.pdf", 4, sha('x')), file("a.b", 2, sha('b'), 9), file("new.pdf", 10, sha('n')),
+                   file("z/moved.pdf", 7, sha('m')), file("same.pdf", 5, sha('s')), file("edited.pdf", 5, sha('E'))};
+    manifest = {entry("same.pdf", "s1", 5, sha('s')), entry("removed.pdf", "r1", 3, sha('r')),
+                entry("a/x.pdf", "x1", 4, sha('x')), entry("edited.pdf", "e1", 5, sha('e')),
+                entry("old/moved.pdf", "m1", 7, sha('m')), entry("a.b", "b1", 2, sha('b')),
+                entry("forgotten.pdf", "f1", 1, sha('f'))};
+    rem.assets = {remote("s1", "same.pdf", 5), remote("e1", "edited.pdf", 5), remote("m1", "moved.pdf", 7),
+                  remote("r1", "removed.pdf", 3), remote("x1", "x.pdf", 4), remote("b1", "a.b", 2)};
+    rem.product_asset_ids = std::vector<std::string>{"s1", "e1", "m1", "r1", "x1"};
+    o.delete_remote = true;
+    o.product_id = "p1";
+    auto summary = [](const dd::sync_plan& p) {
+        std::vector<std::string> out;
+        for (const auto& a : p.actions)
+            out.push_back(std::to_string(static_cast<int>(a.kind)) + " " + a.path + " " + a.asset_id + " " + a.from_path);
+        std::sort(out.begin(), out.end());
+        for (const auto& e : p.manifest_refresh)
+            out.push_back("refresh " + e.path + " " + std::to_string(e.mtime_ns));
+        for (const auto& f : p.manifest_forget)
+            out.push_back("forget " + f);
+        out.push_back("unchanged " + std::to_string(p.totals.unchanged) + " points " + std::to_string(p.totals.points) +
+                      " product " + std::to_string(p.product_points));
+        return out;
+    };
+    const auto unsorted = summary(plan());
+    const auto by_path = [](const auto& a, const auto& b) { return a.path < b.path; };
+    std::sort(local.files.begin(), local.files.end(), by_path);
+    std::sort(manifest.begin(), manifest.end(), by_path);
+    const auto sorted = summary(plan());
+    EXPECT_EQ(sorted, unsorted);
+    EXPECT_EQ(sorted, (std::vector<std::string>{
+                          "1 new.pdf  ", "2 edited.pdf e1 ", "3 removed.pdf r1 ", "5 z/moved.pdf m1 old/moved.pdf",
+                          "refresh a.b 9", "forget forgotten.pdf", "unchanged 3 points 16 product 8"}));
 }
 
 TEST_F(planner, changed_or_deleted_by_someone_else)
@@ -383,6 +425,40 @@ TEST_F(scan, hashes_only_what_changed_and_skips_hidden_symlinks_and_large_files)
 
     dd::scan_sync_tree(dir + "/a.pdf", {}, {}, ec);
     EXPECT_EQ(ec, dd::sync_errc::not_a_directory);
+}
+
+// The scan finds each file's manifest entry whether the manifest is sorted by path (looked
+// up in order, with a binary search after a file it does not hold) or not (a hash table),
+// and returns the files in path order also when a name sorts before its folder's files.
+TEST_F(scan, manifest_in_any_order_and_files_in_path_order)
+{
+    write("a/x.pdf", "xx");
+    write("a.b", "b");
+    write("c/new.pdf", "n");
+    write("c/old.pdf", "o");
+    write("d.pdf", "ddd");
+    dd::error_code ec;
+    auto t0 = dd::scan_sync_tree(dir, {}, {}, ec);
+    ASSERT_FALSE(ec);
+    ASSERT_EQ(t0.files.size(), 5u);
+    std::vector<dd::sync_manifest_entry> m;
+    for (const auto& f : t0.files)
+        if (f.path != "c/new.pdf")
+            m.push_back(entry(f.path, "id-" + f.path, f.size, std::string(64, static_cast<char>('k' + m.size())), f.mtime_ns));
+    ASSERT_EQ(m.size(), 4u);
+    for (int order = 0; order < 2; ++order)
+    {
+        if (order == 1)
+            std::reverse(m.begin(), m.end());
+        auto t = dd::scan_sync_tree(dir, m, {}, ec);
+        ASSERT_FALSE(ec);
+        std::vector<std::string> got;
+        for (const auto& f : t.files)
+            got.push_back(f.path + " " + f.sha256.substr(0, 1) + (f.hashed ? " hashed" : ""));
+        EXPECT_EQ(got, (std::vector<std::string>{"a.b k", "a/x.pdf l", "c/new.pdf ", "c/old.pdf m", "d.pdf n"}))
+            << "manifest order " << order;
+        EXPECT_EQ(t.hashed, 0u);
+    }
 }
 
 // ---- the SQLite manifest and the journal's migration ---------------------------------------

@@ -609,10 +609,7 @@ std::int64_t service::footprint(const asset& a)
 
 std::int64_t service::storage_used() const
 {
-    std::int64_t total = 0;
-    for (const auto& [id, a] : assets_)
-        total += footprint(a);
-    return total;
+    return storage_used_;
 }
 
 std::string service::new_object_key(const std::string& asset_id, const std::string& filename)
@@ -880,6 +877,7 @@ response service::create_asset(const request& req, time_point now)
     } else {
         out["asset"] = asset_json(a);
     }
+    storage_used_ += footprint(a);
     assets_.emplace(a.id, std::move(a));
     return json_response(201, out);
 }
@@ -965,6 +963,7 @@ response service::delete_asset(const std::string& id)
             ++e;
         }
     }
+    storage_used_ -= footprint(it->second);
     assets_.erase(it);
     return no_content();
 }
@@ -994,7 +993,9 @@ response service::replace_asset(const std::string& id, const request& req, time_
     pending_upload u{new_object_key(a.id, ff.filename), ff.filename,
                      ff.content_type.value_or(a.content_type.value_or("application/octet-stream")),
                      ff.byte_size, std::chrono::floor<std::chrono::seconds>(now) + std::chrono::seconds(cfg_.upload_url_ttl_seconds)};
+    storage_used_ -= footprint(a);
     a.replacement = u;
+    storage_used_ += footprint(a);
     return json_response(200, json::object{{"asset", asset_json(a)}, {"upload", upload_json(u, now)}});
 }
 

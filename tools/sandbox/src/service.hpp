@@ -344,6 +344,10 @@ private:
     std::uint64_t seq_ = 0;
     std::int64_t next_order_number_ = 1001;
     std::map<std::string, asset> assets_;
+    // Sum of footprint() over assets_, kept by every change of an asset's
+    // byte_size or replacement (create, replace, its upload, delete), so the
+    // quota check costs O(1) however many assets the store holds.
+    std::int64_t storage_used_ = 0;
     std::map<std::string, digital_product> digital_products_;
     std::map<std::string, order> orders_;
     std::map<std::string, entry> entries_;            // key: order|dp|asset

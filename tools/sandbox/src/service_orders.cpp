@@ -880,6 +880,7 @@ response service::finish_upload(const upload_ticket& t, std::uint64_t received, 
                         resource);
     }
     if (a.replacement && a.replacement->key == t.key) {
+        storage_used_ -= footprint(a);
         remove_file(a.file_path);
         upload_keys_.erase(a.object_key);
         a.object_key = a.replacement->key;
@@ -887,6 +888,7 @@ response service::finish_upload(const upload_ticket& t, std::uint64_t received, 
         a.content_type = a.replacement->content_type;
         a.byte_size = a.replacement->byte_size;
         a.replacement.reset();
+        storage_used_ += footprint(a);
         a.updated_at = now;
     } else if (a.file_path != final_path) {
         remove_file(a.file_path);

@@ -12,7 +12,9 @@
 
 #include <boost/throw_exception.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -84,6 +86,12 @@ DIGITAL_DELIVERY_DECL std::vector<sync_manifest_entry> sqlite_sync_manifest::ent
                            "FROM dd_sync_manifest WHERE root = ? ORDER BY path");
     st.bind(1, root_);
     std::vector<sync_manifest_entry> out;
+    {
+        auto count = db_->prepare("SELECT count(*) FROM dd_sync_manifest WHERE root = ?");
+        count.bind(1, root_);
+        if (count.step())
+            out.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, count.column_int64(0))));
+    }
     while (st.step())
         out.push_back(detail::read_sync_entry(st, db_->path()));
     return out;

@@ -43,7 +43,9 @@
 #include <exception>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -288,10 +290,33 @@ inline std::string hash_file_at(int dirfd, const char* name, std::uint64_t expec
 struct scan_state
 {
     const sync_options& o;
+    // The manifest by path: when it is sorted by path (as sqlite_sync_manifest
+    // reads it), the entry after the last one found, checked first (the scan
+    // visits names in order), else a binary search; otherwise a hash table.
+    std::span<const sync_manifest_entry> sorted;
     std::unordered_map<std::string_view, const sync_manifest_entry*> manifest;
     sync_local_tree& out;
     std::set<std::pair<dev_t, ino_t>> open_dirs;  // loop guard when following symlinks
     std::vector<std::size_t> deferred{};          // files not in the manifest: out.files indexes
+    bool use_sorted = false;
+    std::size_t next = 0;
+
+    const sync_manifest_entry* find(std::string_view path)
+    {
+        if (!use_sorted)
+        {
+            auto m = manifest.find(path);
+            return m == manifest.end() ? nullptr : m->second;
+        }
+        if (next < sorted.size() && sorted[next].path == path)
+            return &sorted[next++];
+        auto it = std::lower_bound(sorted.begin(), sorted.end(), path,
+                                   [](const sync_manifest_entry& e, std::string_view p) { return e.path < p; });
+        if (it == sorted.end() || it->path != path)
+            return nullptr;
+        next = static_cast<std::size_t>(it - sorted.begin()) + 1;
+        return &*it;
+    }
 };
 
 /// Hashes `f` (at dirfd/name) and checks it did not change meanwhile.
@@ -324,9 +349,15 @@ inline void scan_dir(scan_state& s, int dirfd, const std::string& prefix)
             continue;
         names.emplace_back(e->d_name, e->d_type);
     }
+    // By name, so that the tree usually comes out in path order and its final sort is skipped.
+    std::sort(names.begin(), names.end());
     for (auto& [name, type] : names)
     {
-        std::string rel = prefix.empty() ? name : prefix + "/" + name;
+        std::string rel;
+        rel.reserve(prefix.size() + 1 + name.size());
+        if (!prefix.empty())
+            rel.append(prefix).push_back('/');
+        rel.append(name);
         if (!s.o.hidden && name[0] == '.')
         {
             ++s.out.skipped_hidden;
@@ -373,11 +404,11 @@ inline void scan_dir(scan_state& s, int dirfd, const std::string& prefix)
             f.skip = make_error_code(sync_errc::file_unreadable);  // the API refuses byte_size 0
         else
         {
-            auto m = s.manifest.find(f.path);
-            if (m == s.manifest.end())
+            const sync_manifest_entry* m = s.find(f.path);
+            if (!m)
                 s.deferred.push_back(s.out.files.size());  // hashed later only if it may be a move
-            else if (m->second->size == f.size && m->second->mtime_ns == f.mtime_ns && !m->second->sha256.empty())
-                f.sha256 = m->second->sha256;
+            else if (m->size == f.size && m->mtime_ns == f.mtime_ns && !m->sha256.empty())
+                f.sha256 = m->sha256;
             else
                 hash_into(s, f, ::dirfd(d), name.c_str(), follow);
         }
@@ -419,10 +450,16 @@ DIGITAL_DELIVERY_DECL sync_local_tree scan_sync_tree(
         out.root.clear();
         return out;
     }
-    detail::scan_state s{options, {}, out, {}};
-    s.manifest.reserve(manifest.size());
-    for (const auto& e : manifest)
-        s.manifest.emplace(e.path, &e);
+    detail::scan_state s{options, manifest, {}, out, {}};
+    out.files.reserve(manifest.size() + manifest.size() / 8);
+    s.use_sorted = std::is_sorted(manifest.begin(), manifest.end(),
+                                  [](const auto& a, const auto& b) { return a.path < b.path; });
+    if (!s.use_sorted)
+    {
+        s.manifest.reserve(manifest.size());
+        for (const auto& e : manifest)
+            s.manifest.emplace(e.path, &e);
+    }
     struct stat st{};
     if (::fstat(fd, &st) == 0)
         s.open_dirs.insert({st.st_dev, st.st_ino});
@@ -449,7 +486,9 @@ DIGITAL_DELIVERY_DECL sync_local_tree scan_sync_tree(
     }
     if (root_fd >= 0)
         ::close(root_fd);
-    std::sort(out.files.begin(), out.files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+    const auto by_path = [](const auto& a, const auto& b) { return a.path < b.path; };
+    if (!std::is_sorted(out.files.begin(), out.files.end(), by_path))  // a name that sorts after "name/..."
+        std::sort(out.files.begin(), out.files.end(), by_path);
     return out;
 }
 

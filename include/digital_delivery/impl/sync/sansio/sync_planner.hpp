@@ -228,35 +228,73 @@ inline sync_plan make_plan(
     plan.listing_points = remote.listing_points;
     plan.listing_requests = remote.listing_requests;
 
-    std::unordered_map<std::string_view, const sync_manifest_entry*> by_path;
-    for (const auto& e : manifest)
-        by_path.emplace(e.path, &e);
+    // Each local file's manifest entry (match) and whether each manifest
+    // entry's file is there (present, by index): a merge of the two sorted
+    // sequences (the scan's order and the manifest's), else a hash table.
+    const auto path_less = [](const auto& a, const auto& b) { return a.path < b.path; };
+    std::vector<const sync_manifest_entry*> match(local.files.size(), nullptr);
+    std::vector<char> present(manifest.size(), 0);
+    if (std::is_sorted(local.files.begin(), local.files.end(), path_less) &&
+        std::is_sorted(manifest.begin(), manifest.end(), path_less))
+    {
+        std::size_t j = 0;
+        for (std::size_t i = 0; i < local.files.size(); ++i)
+        {
+            while (j < manifest.size() && manifest[j].path < local.files[i].path)
+                ++j;
+            if (j < manifest.size() && manifest[j].path == local.files[i].path)
+            {
+                match[i] = &manifest[j];
+                for (std::size_t k = j; k < manifest.size() && manifest[k].path == local.files[i].path; ++k)
+                    present[k] = 1;
+            }
+        }
+    }
+    else
+    {
+        std::unordered_map<std::string_view, std::size_t> by_path;
+        by_path.reserve(manifest.size());
+        for (std::size_t j = 0; j < manifest.size(); ++j)
+            by_path.emplace(manifest[j].path, j);
+        std::unordered_set<std::string_view> local_paths;
+        local_paths.reserve(local.files.size());
+        for (std::size_t i = 0; i < local.files.size(); ++i)
+        {
+            local_paths.insert(local.files[i].path);
+            if (auto m = by_path.find(local.files[i].path); m != by_path.end())
+                match[i] = &manifest[m->second];
+        }
+        for (std::size_t j = 0; j < manifest.size(); ++j)
+            present[j] = local_paths.count(manifest[j].path) ? 1 : 0;
+    }
+    const auto is_present = [&](const sync_manifest_entry& e) {
+        return present[static_cast<std::size_t>(&e - manifest.data())] != 0;
+    };
     std::unordered_map<std::string_view, const asset*> by_id;
+    by_id.reserve(remote.assets.size());
     for (const auto& a : remote.assets)
         by_id.emplace(a.id, &a);
     std::unordered_set<std::string_view> linked(remote.linked_asset_ids.begin(), remote.linked_asset_ids.end());
-    std::unordered_set<std::string_view> local_paths;
-    for (const auto& f : local.files)
-        local_paths.insert(f.path);
 
     // Manifest entries whose file is gone, by (size, sha256): candidates of a move.
     std::multimap<std::pair<std::uint64_t, std::string_view>, const sync_manifest_entry*> gone_by_content;
     for (const auto& e : manifest)
-        if (!local_paths.count(e.path) && !e.sha256.empty())
+        if (!is_present(e) && !e.sha256.empty())
             gone_by_content.emplace(std::make_pair(e.size, std::string_view(e.sha256)), &e);
     std::set<std::string_view> moved_from;
-    // Assets some manifest entry holds: never adopted by another path.
+    // Assets some manifest entry holds: never adopted by another path (made
+    // at the first file the manifest does not hold: none on a no-change run).
     std::unordered_set<std::string_view> claimed;
-    for (const auto& e : manifest)
-        claimed.insert(e.asset_id);
+    bool claimed_made = false;
     // Committed journal uploads by absolute path.
     std::unordered_map<std::string_view, std::vector<const upload_record*>> journal_by_path;
     for (const auto& r : committed)
         if (r.stage == upload_stage::committed)
             journal_by_path[r.path].push_back(&r);
 
-    for (const auto& f : local.files)
+    for (std::size_t fi = 0; fi < local.files.size(); ++fi)
     {
+        const sync_local_file& f = local.files[fi];
         if (f.skip)
         {
             sync_action a = upload_action(sync_action_kind::skip, sync_reason::refused, f);
@@ -265,10 +303,9 @@ inline sync_plan make_plan(
             plan.actions.push_back(std::move(a));
             continue;
         }
-        auto m = by_path.find(f.path);
-        if (m != by_path.end())
+        if (match[fi])
         {
-            const sync_manifest_entry& e = *m->second;
+            const sync_manifest_entry& e = *match[fi];
             auto r = by_id.find(e.asset_id);
             const bool same = e.size == f.size && !e.sha256.empty() && e.sha256 == f.sha256;
             if (r == by_id.end())
@@ -306,6 +343,13 @@ inline sync_plan make_plan(
             a.filename = e.filename.empty() ? a.filename : e.filename;
             plan.actions.push_back(std::move(a));
             continue;
+        }
+        if (!claimed_made)
+        {
+            claimed.reserve(manifest.size());
+            for (const auto& e : manifest)
+                claimed.insert(e.asset_id);
+            claimed_made = true;
         }
         // Not in the manifest: a committed upload of this content (a crash
         // before the manifest write)?
@@ -393,7 +437,7 @@ inline sync_plan make_plan(
     std::uint64_t gone = 0;
     for (const auto& e : manifest)
     {
-        if (local_paths.count(e.path) || moved_from.count(e.path))
+        if (is_present(e) || moved_from.count(e.path))
             continue;
         // Out of the sync's scope now (a rule, a hidden name): neither deleted nor forgotten.
         if (!rules_admit(o.rules, e.path) || (!o.hidden && is_hidden_path(e.path)))
@@ -481,7 +525,7 @@ inline sync_plan make_plan(
                 remove = true;
         }
         for (const auto& e : manifest)
-            if (local_paths.count(e.path) && by_id.count(e.asset_id) && !in_product.count(e.asset_id))
+            if (is_present(e) && by_id.count(e.asset_id) && !in_product.count(e.asset_id))
                 add = true;
         plan.product_points = (add ? operation_points::edit_product_assets : 0) +
                               (remove ? operation_points::edit_product_assets : 0);
