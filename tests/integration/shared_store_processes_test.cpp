@@ -2,7 +2,8 @@
 // Distributed under the Boost Software License, Version 1.0.
 // (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Issue 16: several processes, one API key, one sandbox store whose bucket is
-// time-compressed (40 points per 0.5 s). Each process runs the scheduler_load
+// time-compressed (40 points per 0.5 s; the clients count 0.55 s, below).
+// Each process runs the scheduler_load
 // workload (3 GETs for each PATCH, retries off) with its client's points in
 // shared memory (shm_rate_limit_store), or in a redis-server this
 // program starts on a free port (redis_rate_limit_store). Outcomes only: zero 429
@@ -16,7 +17,11 @@
 //
 // The processes are this test program again (/proc/self/exe), running the
 // disabled test shared_store_processes.DISABLED_worker with its instructions
-// in the environment, and writing its outcome to a file.
+// in the environment, and writing its outcome to a file. They start their
+// loads together: each one, its setup done, says so on a pipe and waits on
+// another until the parent has heard from all of them (a process that a
+// loaded machine starts a second late would otherwise find the others half
+// done, and the background worker alone with the bucket).
 #include <digital_delivery/impl/rate_limit/rate_limiter.hpp>
 #include <digital_delivery/redis_rate_limit_store.hpp>
 #include <digital_delivery/shm_rate_limit_store.hpp>
@@ -30,14 +35,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -48,11 +57,36 @@ extern char** environ;
 namespace {
 
 constexpr int requests_per_process = 60;  // 75 points each
+// The sandbox's bucket: 40 points per 0.5 s (a point every 12.5 ms, 120
+// times the API's pace). The clients count 40 points per 0.55 s. A request
+// reaches the server a moment after its grant: its connection's set-up, its
+// process's turn on a loaded machine. Two grants a point's time apart may
+// arrive in the other order, or together, and with 12.5 ms a point a loaded
+// machine's delays are worth a few points. The API's 1.5 s a point absorbs
+// them; here the clients' pace 10 % below the server's does.
+constexpr double server_window_seconds = 0.5;
+constexpr double client_window_seconds = 0.55;
 
 std::string env(const char* name)
 {
     const char* v = std::getenv(name);
     return v ? v : "";
+}
+
+// The worker's side of the start barrier: one byte on the "ready" pipe, then
+// a read of the "go" pipe, which ends when the parent closes its write end.
+void wait_for_the_others()
+{
+    const std::string ready = env("DD_WORKER_READY_FD"), go = env("DD_WORKER_GO_FD");
+    if (ready.empty() || go.empty())
+        return;
+    const char byte = 'r';
+    [[maybe_unused]] const auto w = ::write(std::stoi(ready), &byte, 1);
+    ::close(std::stoi(ready));
+    char sink = 0;
+    while (::read(std::stoi(go), &sink, 1) < 0 && errno == EINTR)
+    {
+    }
 }
 
 }  // namespace
@@ -72,8 +106,16 @@ TEST(shared_store_processes, DISABLED_worker)
         store = dd::redis_rate_limit_store(std::move(redis));
     }
     const auto prio = env("DD_WORKER_PRIO") == "background" ? dd::priority::background : dd::priority::normal;
-    const auto r = dd_test::run_scheduler_load(env("DD_WORKER_URL"), env("DD_WORKER_KEY"), 40, 0.5, requests_per_process, true,
-                                               [](boost::asio::io_context& ioc) { dd_test::run(ioc); }, std::move(store), prio);
+    // run_scheduler_load runs the io_context twice: the setup, then the load.
+    // The barrier is after the setup, before the wait that fills both buckets.
+    bool setup = true;
+    const auto runner = [&setup](boost::asio::io_context& ioc) {
+        dd_test::run(ioc);
+        if (std::exchange(setup, false))
+            wait_for_the_others();
+    };
+    const auto r = dd_test::run_scheduler_load(env("DD_WORKER_URL"), env("DD_WORKER_KEY"), 40, client_window_seconds,
+                                               requests_per_process, true, runner, std::move(store), prio);
     std::ofstream f(out);
     f << r.setup_ok << ' ' << r.ok << ' ' << r.failed << ' ' << r.refused_429 << ' ' << r.responses << ' '
       << std::chrono::duration_cast<std::chrono::nanoseconds>(r.last.time_since_epoch()).count();
@@ -91,12 +133,20 @@ void run_workers(int n, const dd_test::sandbox_process::store& store, const std:
     std::vector<pid_t> pids;
     std::vector<std::string> outs;
     const std::string tmp = ::testing::TempDir();
+    // The start barrier's pipes; the ends the parent keeps are not inherited.
+    int ready[2] = {-1, -1}, go[2] = {-1, -1};
+    ASSERT_EQ(::pipe(ready), 0);
+    ASSERT_EQ(::pipe(go), 0);
+    ::fcntl(ready[0], F_SETFD, FD_CLOEXEC);
+    ::fcntl(go[1], F_SETFD, FD_CLOEXEC);
     for (int i = 0; i < n; ++i)
     {
         outs.push_back(tmp + "dd_shared_store_worker_" + std::to_string(::getpid()) + "_" + std::to_string(i));
         std::remove(outs.back().c_str());
         std::vector<std::string> envs = {"DD_WORKER_OUT=" + outs.back(), "DD_WORKER_URL=" + store.base_url,
-                                         "DD_WORKER_KEY=" + store.api_key};
+                                         "DD_WORKER_KEY=" + store.api_key,
+                                         "DD_WORKER_READY_FD=" + std::to_string(ready[1]),
+                                         "DD_WORKER_GO_FD=" + std::to_string(go[0])};
         envs.insert(envs.end(), extra.begin(), extra.end());
         if (i == n - 1)
             envs.emplace_back("DD_WORKER_PRIO=background");
@@ -114,6 +164,22 @@ void run_workers(int n, const dd_test::sandbox_process::store& store, const std:
         ASSERT_EQ(::posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()), 0);
         pids.push_back(pid);
     }
+    ::close(ready[1]);
+    ::close(go[0]);
+    // Every worker's byte, or the end of the pipe (they all died), or two
+    // minutes (one died, the others wait): then the go, by closing its pipe.
+    int heard = 0;
+    for (pollfd p{ready[0], POLLIN, 0}; heard < n && ::poll(&p, 1, 120000) > 0;)
+    {
+        char b[8];
+        const auto got = ::read(ready[0], b, sizeof b);
+        if (got <= 0)
+            break;
+        heard += static_cast<int>(got);
+    }
+    EXPECT_EQ(heard, n) << "every worker reached the start barrier";
+    ::close(ready[0]);
+    ::close(go[1]);
     for (pid_t pid : pids)
     {
         int status = 0;
@@ -162,7 +228,7 @@ void run_workers(int n, const dd_test::sandbox_process::store& store, const std:
 TEST(shared_store_processes, four_processes_never_see_a_429)
 {
     const auto store = dd_test::sandbox_process::shared().create_store(
-        {"--rate-limit-points", "40", "--rate-limit-window-seconds", "0.5", "--seed-orders", "5"});
+        {"--rate-limit-points", "40", "--rate-limit-window-seconds", std::to_string(server_window_seconds), "--seed-orders", "5"});
     // A key of this run only: its shared-memory object is new, and removed at the end.
     const std::string shm = digital_delivery::detail::shm_store_name(
         digital_delivery::detail::normalise_base_url(store.base_url), store.api_key);
@@ -177,7 +243,7 @@ TEST(shared_store_processes, four_processes_on_redis_never_see_a_429)
         GTEST_SKIP() << dd_test::redis_server_exe << " is not installed (tests/install_deps.sh installs it)";
     dd_test::redis_server redis;
     const auto store = dd_test::sandbox_process::shared().create_store(
-        {"--rate-limit-points", "40", "--rate-limit-window-seconds", "0.5", "--seed-orders", "5"});
+        {"--rate-limit-points", "40", "--rate-limit-window-seconds", std::to_string(server_window_seconds), "--seed-orders", "5"});
     run_workers(4, store, {"DD_WORKER_REDIS_PORT=" + std::to_string(redis.port()),
                            "DD_WORKER_REDIS_PREFIX=dd-test:" + std::to_string(::getpid()) + ":"});
 }
