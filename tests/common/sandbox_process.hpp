@@ -30,6 +30,7 @@
 
 #include <digital_delivery/testing/sandbox.hpp>
 
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -37,6 +38,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -49,12 +51,25 @@ namespace dd_test {
 class sandbox_request_log
 {
 public:
+    /// Removed when the program exits (after the sandboxes that write it
+    /// have stopped: they are made after the first call, so destroyed before).
     static const std::string& path()
     {
-        static const std::string p =
+        struct removed_at_exit
+        {
+            std::string p;
+            pid_t owner = ::getpid();  // not by a forked child that exits
+            ~removed_at_exit()
+            {
+                std::error_code ec;
+                if (::getpid() == owner)
+                    std::filesystem::remove(p, ec);
+            }
+        };
+        static const removed_at_exit file{
             (std::filesystem::temp_directory_path() / ("dd-sandbox-requests-" + std::to_string(::getpid()) + ".log"))
-                .string();
-        return p;
+                .string()};
+        return file.p;
     }
 
     /// The lines that contain `what`.
