@@ -796,6 +796,14 @@ TEST(cli_dry_run, every_write_prints_its_request_and_sends_nothing)
         EXPECT_EQ(r.status, 0) << args[0] << ' ' << args[1] << ": " << r.err;
         EXPECT_NE(r.out.find("dry run: nothing was sent\n" + line), std::string::npos) << r.out;
     }
+    // the commands with local state create none (no journal, lock or checkpoint)
+    auto watch = e.run({"orders", "watch", "--dry-run"}, to_sink);
+    EXPECT_EQ(watch.status, 0) << watch.err;
+    EXPECT_NE(watch.out.find("dry run: nothing was sent\nGET /orders"), std::string::npos) << watch.out;
+    auto recover = e.run({"assets", "recover", "--dry-run"}, to_sink);
+    EXPECT_EQ(recover.status, 0) << recover.err;
+    EXPECT_EQ(recover.out, "no unfinished uploads\n");
+    EXPECT_FALSE(fs::exists(e.home.path / ".local" / "state")) << "a dry run created ddctl's state directory";
     EXPECT_FALSE(sink.connection_pending()) << "a dry run connected to the server";
 
     // and against the store itself: nothing created, nobody emailed
