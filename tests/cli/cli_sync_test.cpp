@@ -22,17 +22,20 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -111,9 +114,9 @@ struct sync_fixture
     std::map<std::string, std::string> env;
     kill_plan no_kill;
 
-    sync_fixture(sandbox_process& s, const std::string& api_base, const std::string& key_suffix)
-        : sb(s), store(s.create_store({"--no-rate-limit", "--quota-asset-count", "100000"},
-                                      "sync-key-" + key_suffix + "-" + std::to_string(::getpid())))
+    sync_fixture(sandbox_process& s, const std::string& api_base, const std::string& key_suffix,
+                 std::vector<std::string> store_options = {"--no-rate-limit", "--quota-asset-count", "100000"})
+        : sb(s), store(s.create_store(std::move(store_options), "sync-key-" + key_suffix + "-" + std::to_string(::getpid())))
     {
         tree = home.path / "deliverables";
         fs::create_directories(tree);
@@ -141,10 +144,23 @@ struct sync_fixture
         return json::parse(r.body);
     }
 
-    std::int64_t points_used()
+    std::int64_t points_used() { return usage("points"); }
+
+    /// A counter of the sandbox's GET /sandbox/usage ("points", "requests").
+    std::int64_t usage(const char* counter)
     {
         const auto r = sb.request("GET", "/sandbox/usage", {}, store.api_key);
-        return json::parse(r.body).at("points").to_number<std::int64_t>();
+        return json::parse(r.body).at(counter).to_number<std::int64_t>();
+    }
+
+    /// The files and folders under `dir` (empty when it does not exist).
+    static std::vector<std::string> entries_under(const fs::path& dir)
+    {
+        std::vector<std::string> r;
+        std::error_code ec;
+        for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+            r.push_back(fs::relative(it->path(), dir).string());
+        return r;
     }
 
     /// Every asset of the store (every page).
@@ -229,6 +245,17 @@ struct sync_fixture
     }
 };
 
+/// How many `-o json` lines of a sync say an action of `kind` ended `result`.
+std::size_t results(const std::string& out, const char* kind, const char* result)
+{
+    std::size_t n = 0;
+    for (const auto& l : json_lines(out))
+        if (l.if_contains("action") && l.at("action").as_string() == kind && l.if_contains("result") &&
+            l.at("result").as_string() == result)
+            ++n;
+    return n;
+}
+
 std::string asset_id_named(const std::vector<json::object>& assets, const std::string& name)
 {
     for (const auto& a : assets)
@@ -291,11 +318,7 @@ TEST(ddctl_sync, new_edited_moved_removed_files_against_the_sandbox)
         args.insert(args.end(), {"--product", product_id});
     auto first = f.ddctl(args);
     ASSERT_EQ(first.status, 0) << first.err;
-    std::size_t created = 0;
-    for (const auto& l : json_lines(first.out))
-        if (l.if_contains("action") && l.at("action").as_string() == "create" && l.at("result").as_string() == "done")
-            ++created;
-    EXPECT_EQ(created, 4u) << first.out;
+    EXPECT_EQ(results(first.out, "create", "done"), 4u) << first.out;
     const auto synced = f.assets();
     ASSERT_EQ(synced.size(), 6u);
     EXPECT_NE(asset_id_named(synced, "a/readme.pdf"), asset_id_named(synced, "b/readme.pdf")) << "two readme.pdf, two assets";
@@ -400,6 +423,79 @@ TEST(ddctl_sync, new_edited_moved_removed_files_against_the_sandbox)
     EXPECT_EQ(f.assets().size(), kept);
 }
 
+// The store's asset-count quota met halfway (exit 10: creates stopped, those in
+// flight finished, the journal kept; the rerun after space is freed completes),
+// the state directory inside the folder refused (exit 9) before anything is
+// created, and the global --dry-run: no request, and no local file either.
+TEST(ddctl_sync, quota_stop_state_inside_the_folder_and_a_dry_run_that_writes_nothing)
+{
+    sandbox_process& sb = sandbox_process::shared();
+    sync_fixture f(sb, {}, "quota", {"--no-rate-limit", "--quota-asset-count", "6"});
+    std::mt19937 rng(4547);
+    for (int i = 0; i < 6; ++i)
+        write_file(f.tree / ("q-" + std::to_string(i) + ".bin"), random_bytes(rng, 3000 + 1000 * static_cast<std::size_t>(i)));
+    const fs::path state = f.home.path / "state";
+
+    // --dry-run of both commands: the listing printed, not sent; no state
+    // directory, journal or lock file created (there was none before)
+    for (const char* command : {"sync", "check"})
+    {
+        auto dry = f.ddctl({"--dry-run", "assets", command, f.tree.string()});
+        EXPECT_EQ(dry.status, 0) << command << ": " << dry.err;
+        EXPECT_NE(dry.out.find("dry run: nothing was sent\nGET /assets"), std::string::npos) << command << ": " << dry.out;
+        EXPECT_FALSE(fs::exists(state)) << "`--dry-run assets " << command << "` created " << state;
+    }
+    EXPECT_EQ(f.usage("requests"), 0) << "a dry run sent a request";
+
+    // the state directory inside the folder: refused (exit 9) with nothing
+    // sent and nothing created in the folder
+    {
+        auto env = f.env;
+        f.env["XDG_STATE_HOME"] = (f.tree / ".state").string();
+        auto inside = f.ddctl({"assets", "sync", f.tree.string()});
+        f.env = env;
+        EXPECT_EQ(inside.status, 9) << inside.err;
+        EXPECT_NE(inside.err.find("is inside " + f.tree.string()), std::string::npos) << inside.err;
+        EXPECT_FALSE(fs::exists(f.tree / ".state")) << "refused, yet it created its state in the folder";
+        EXPECT_EQ(f.usage("requests"), 0) << "refused, yet it sent a request";
+    }
+
+    // another asset of the store takes one of the 6 the plan allows: 5 creates
+    // pass, the 6th is refused (asset_count_limit_exceeded)
+    const auto blocker = sb.request(
+        "POST", f.api("/assets"),
+        R"({"asset": {"type": "internal", "name": "other", "filename": "other.bin", "byte_size": 1000}})", f.store.api_key);
+    ASSERT_EQ(blocker.status, 201) << blocker.body;
+    const std::string blocker_id(json::parse(blocker.body).at("asset").at("id").as_string());
+
+    auto stopped = f.ddctl({"assets", "sync", f.tree.string(), "-o", "json"});
+    EXPECT_EQ(stopped.status, 10) << stopped.err;
+    EXPECT_NE(stopped.err.find("the store's quota stopped the uploads"), std::string::npos) << stopped.err;
+    EXPECT_NE(stopped.err.find("asset count limit"), std::string::npos) << "which quota: " << stopped.err;
+    EXPECT_NE(stopped.err.find("; 1 action left"), std::string::npos) << stopped.err;
+    EXPECT_EQ(results(stopped.out, "create", "done"), 5u) << stopped.out;
+    EXPECT_EQ(summary_of(stopped.out).at("outcome").as_string(), "quota_stopped") << stopped.out;
+    EXPECT_EQ(f.assets().size(), 6u) << "the other asset and the 5 created";
+    // the uploads in flight finished: the journal (kept) holds nothing unfinished
+    auto left = f.ddctl({"assets", "recover", "--list"});
+    EXPECT_EQ(left.status, 0) << left.err;
+    EXPECT_EQ(left.out, "no unfinished uploads\n");
+
+    // space freed: the same command creates the one file left, and completes
+    ASSERT_EQ(sb.request("DELETE", f.api("/assets/" + blocker_id), {}, f.store.api_key).status / 100, 2);
+    auto rerun = f.ddctl({"assets", "sync", f.tree.string(), "-o", "json"});
+    ASSERT_EQ(rerun.status, 0) << rerun.err;
+    EXPECT_EQ(results(rerun.out, "create", "done"), 1u) << rerun.out;
+    EXPECT_EQ(planned(summary_of(rerun.out), "unchanged"), 5) << rerun.out;
+    f.expect_store_holds_the_folder("after the quota stop", 777004);
+
+    // with the state there now: a dry run leaves it as it was, and adds no file
+    const auto before = sync_fixture::entries_under(state);
+    auto dry = f.ddctl({"--dry-run", "assets", "sync", f.tree.string()});
+    EXPECT_EQ(dry.status, 0) << dry.err;
+    EXPECT_EQ(sync_fixture::entries_under(state), before);
+}
+
 // `assets sync` SIGKILLed at 20 seeded moments of one sync (a request held
 // before the sandbox sees it, the sandbox's answer never delivered, a PUT cut
 // after N bytes), run again each time, then to its end.
@@ -417,7 +513,37 @@ TEST(ddctl_sync, killed_at_twenty_seeded_moments_then_completed)
     auto size = [&] { return std::uniform_int_distribution<std::size_t>(16 * 1024, 96 * 1024)(rng); };
     for (int i = 0; i < 10; ++i)
         write_file(f.tree / ("old-" + std::to_string(i) + ".bin"), random_bytes(rng, size()));
-    auto clean = f.ddctl({"assets", "sync", f.tree.string()});
+    // The first sync, held at its first request (the relay waits) while a
+    // second `assets sync` of the folder runs: refused at once (exit 9).
+    std::mutex held_mtx;
+    std::condition_variable held_cv;
+    bool held = false, release = false;
+    p.decide = [&](bool, std::string_view) -> kill_decision {
+        std::unique_lock<std::mutex> lk(held_mtx);
+        held = true;
+        held_cv.notify_all();
+        held_cv.wait(lk, [&] { return release; });
+        return {};
+    };
+    p.armed = true;
+    ddctl_run clean;
+    std::thread first([&] { clean = f.ddctl({"assets", "sync", f.tree.string()}, &p); });
+    {
+        std::unique_lock<std::mutex> lk(held_mtx);
+        held_cv.wait(lk, [&] { return held; });
+        p.armed = false;  // its other requests pass
+    }
+    const kill_temp_dir second_out("ddctl-sync-second");
+    auto second = run_ddctl(DDCTL_EXE, {"assets", "sync", f.tree.string(), "--no-progress", "--rate-limit-store", "in-process"},
+                            f.env, second_out.path, f.no_kill);
+    {
+        std::lock_guard<std::mutex> lk(held_mtx);
+        release = true;
+    }
+    held_cv.notify_all();
+    first.join();
+    EXPECT_EQ(second.status, 9) << second.err;
+    EXPECT_NE(second.err.find("another `ddctl assets sync` of " + f.tree.string() + " is running"), std::string::npos) << second.err;
     ASSERT_EQ(clean.status, 0) << clean.err;
 
     // 3 same-size edits, 2 moves, 2 removals, 36 new files

@@ -8,6 +8,7 @@
 // invocations on one key without a 429. Every run's stdout and stderr are
 // searched for the API key (run_ddctl). Outcomes only, never elapsed time.
 #include "errors.hpp"  // ddctl's exit codes (tools/ddctl/src)
+#include "kill_relay.hpp"
 #include "sandbox_process.hpp"
 #include "server_process.hpp"
 
@@ -38,6 +39,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <arpa/inet.h>
@@ -63,18 +65,7 @@ struct listener
 {
     int fd = -1;
     int port = 0;
-    listener()
-    {
-        fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 16) != 0)
-            throw std::runtime_error("cannot listen on 127.0.0.1");
-        socklen_t len = sizeof a;
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-        port = ntohs(a.sin_port);
-    }
+    listener() { fd = dd_test::listen_on_loopback(port, 16); }
     ~listener() { close(); }
     void close()
     {
@@ -159,95 +150,32 @@ private:
     std::thread thread_;
 };
 
-// ---- a slow relay in front of the sandbox's storage: uploads that last -------------------
-//
-// The sandbox is started with --public-url pointing here, so presigned upload
-// URLs go through this relay, which forwards the client's bytes at about
-// 16 MiB/s: an upload of 256 MiB is still running when the test interrupts it,
-// whatever the machine.
-class slow_relay
-{
-public:
-    slow_relay() = default;
-    int port() const { return in_.port; }
-    void start(int target_port)
-    {
-        target_ = target_port;
-        std::thread([this] { accept_loop(); }).detach();
-    }
-
-private:
-    void accept_loop()
-    {
-        for (;;)
-        {
-            const int c = ::accept4(in_.fd, nullptr, nullptr, SOCK_CLOEXEC);
-            if (c < 0)
-                return;
-            const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            sockaddr_in a{};
-            a.sin_family = AF_INET;
-            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            a.sin_port = htons(static_cast<std::uint16_t>(target_));
-            if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-            {
-                ::close(c);
-                ::close(s);
-                continue;
-            }
-            auto both = std::make_shared<std::atomic<int>>(2);
-            std::thread([c, s, both] { pump(c, s, true, both); }).detach();
-            std::thread([c, s, both] { pump(s, c, false, both); }).detach();
-        }
-    }
-    static void pump(int from, int to, bool slow, std::shared_ptr<std::atomic<int>> both)
-    {
-        std::vector<char> buf(64 * 1024);
-        for (;;)
-        {
-            const ssize_t n = ::read(from, buf.data(), buf.size());
-            if (n <= 0)
-                break;
-            ssize_t off = 0;
-            while (off < n)
-            {
-                const ssize_t w = ::send(to, buf.data() + off, static_cast<std::size_t>(n - off), MSG_NOSIGNAL);
-                if (w <= 0)
-                    goto done;
-                off += w;
-            }
-            if (slow)
-                std::this_thread::sleep_for(std::chrono::milliseconds(4));
-        }
-    done:
-        ::shutdown(to, SHUT_WR);
-        ::shutdown(from, SHUT_RD);
-        if (--*both == 0)
-        {
-            ::close(from);
-            ::close(to);
-        }
-    }
-
-    listener in_;
-    int target_ = 0;
-};
-
-/// The program's sandbox, its storage behind the slow relay.
+/// The program's sandbox, its storage behind a slow relay (kill_relay.hpp,
+/// never armed: it only forwards the client's bytes at about 16 MiB/s, so that
+/// an upload of 256 MiB is still running when a test interrupts it). The
+/// sandbox is started with --public-url pointing at the relay, so presigned
+/// upload URLs go through it.
 sandbox_process& sandbox()
 {
-    static slow_relay relay;
-    static sandbox_process sb = [&]() -> sandbox_process {
-        return sandbox_process({"--no-rate-limit", "--seed-orders", "1", "--public-url",
-                                "http://127.0.0.1:" + std::to_string(relay.port())});
-    }();
-    static bool started = [&] {
-        const std::string origin = sb.origin();
-        relay.start(std::stoi(origin.substr(origin.rfind(':') + 1)));
-        return true;
-    }();
-    (void)started;
-    return sb;
+    struct relayed
+    {
+        dd_test::kill_plan never;
+        std::unique_ptr<dd_test::kill_relay> relay = std::make_unique<dd_test::kill_relay>(true, never, std::chrono::milliseconds(4));
+        std::unique_ptr<sandbox_process> sb;
+        relayed()
+        {
+            sb = std::make_unique<sandbox_process>(std::vector<std::string>{
+                "--no-rate-limit", "--seed-orders", "1", "--public-url", "http://127.0.0.1:" + std::to_string(relay->port())});
+            relay->set_target(dd_test::port_of_origin(sb->origin()));
+        }
+        ~relayed()
+        {
+            relay.reset();  // its connections closed first: the sandbox then stops at once
+            sb.reset();
+        }
+    };
+    static relayed r;
+    return *r.sb;
 }
 
 // ---- running ddctl ---------------------------------------------------------------------
@@ -327,50 +255,13 @@ struct cli_env
                 const std::map<std::string, std::string>& extra_env = {}, int terminal = -1,
                 const fs::path& input = "/dev/null") const
     {
-        std::vector<std::string> envs;
         auto all = env;
         for (const auto& [k, v] : extra_env)
             all[k] = v;
-        for (const auto& [k, v] : all)
-            if (!v.empty())
-                envs.push_back(k + "=" + v);
-        std::vector<char*> envp, argv;
-        for (auto& e : envs)
-            envp.push_back(e.data());
-        envp.push_back(nullptr);
-        std::string exe = DDCTL_EXE;
-        argv.push_back(exe.data());
-        std::vector<std::string> copy = args;
-        for (auto& a : copy)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        if (terminal >= 0)
-            posix_spawn_file_actions_adddup2(&fa, terminal, 0);
-        else
-            posix_spawn_file_actions_addopen(&fa, 0, input.c_str(), O_RDONLY, 0);
-        posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (terminal >= 0)
-            posix_spawn_file_actions_adddup2(&fa, terminal, 2);
-        else
-            posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        pid_t pid = -1;
-        const int rc = ::posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data());
-        posix_spawn_file_actions_destroy(&fa);
-        if (rc != 0)
-            throw std::runtime_error("cannot start " + exe);
-        return pid;
+        return dd_test::spawn_process(DDCTL_EXE, args, all, out, err, input, terminal);
     }
 
-    static int wait(pid_t pid)
-    {
-        int st = 0;
-        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        {
-        }
-        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    }
+    static int wait(pid_t pid) { return dd_test::wait_process(pid); }
 
     /// The key never appears in what ddctl writes.
     void expect_no_key(const run_result& r) const
@@ -905,6 +796,14 @@ TEST(cli_dry_run, every_write_prints_its_request_and_sends_nothing)
         EXPECT_EQ(r.status, 0) << args[0] << ' ' << args[1] << ": " << r.err;
         EXPECT_NE(r.out.find("dry run: nothing was sent\n" + line), std::string::npos) << r.out;
     }
+    // the commands with local state create none (no journal, lock or checkpoint)
+    auto watch = e.run({"orders", "watch", "--dry-run"}, to_sink);
+    EXPECT_EQ(watch.status, 0) << watch.err;
+    EXPECT_NE(watch.out.find("dry run: nothing was sent\nGET /orders"), std::string::npos) << watch.out;
+    auto recover = e.run({"assets", "recover", "--dry-run"}, to_sink);
+    EXPECT_EQ(recover.status, 0) << recover.err;
+    EXPECT_EQ(recover.out, "no unfinished uploads\n");
+    EXPECT_FALSE(fs::exists(e.home.path / ".local" / "state")) << "a dry run created ddctl's state directory";
     EXPECT_FALSE(sink.connection_pending()) << "a dry run connected to the server";
 
     // and against the store itself: nothing created, nobody emailed
@@ -1467,9 +1366,47 @@ std::vector<std::string> zsh_matches(const std::vector<std::string>& lines, cons
     return r;
 }
 
+/// Whether `shell` (zsh, fish) is installed where Debian puts it.
+bool have_shell(const std::string& shell)
+{
+    return ::access(("/usr/bin/" + shell).c_str(), X_OK) == 0 || ::access(("/bin/" + shell).c_str(), X_OK) == 0;
+}
+
+/// What bash's completion script offers, its function called as readline
+/// calls it (COMP_WORDS = ddctl `words`, COMP_CWORD = `cword`), in `cwd`; sorted.
+std::string bash_complete(const std::string& words, int cword, const std::string& cwd)
+{
+    return shell_output("bash", "source " DDCTL_COMPLETION "; COMP_WORDS=(ddctl " + words + "); COMP_CWORD=" + std::to_string(cword) +
+                                    "; _ddctl; printf \"%s\\n\" \"${COMPREPLY[@]}\" | sort",
+                        true, cwd);
+}
+
+/// zsh offers, for each line typed in `dir`, exactly its matches (sorted, one
+/// a line); a failure when zsh is not installed (tests/install_deps.sh installs it).
+void expect_zsh_matches(const std::vector<std::pair<std::string, std::string>>& line_matches, const fs::path& dir)
+{
+    if (!have_shell("zsh"))
+    {
+        ADD_FAILURE() << "zsh is not installed (tests/install_deps.sh installs it)";
+        return;
+    }
+    std::vector<std::string> lines;
+    for (const auto& lm : line_matches)
+        lines.push_back(lm.first);
+    const auto m = zsh_matches(lines, dir);
+    for (std::size_t i = 0; i < line_matches.size(); ++i)
+        EXPECT_EQ(m[i], line_matches[i].second) << line_matches[i].first;
+}
+
+/// What fish's completion script offers for `line` (`complete -C`), in `cwd`.
+std::string fish_complete(const std::string& line, const std::string& cwd = {})
+{
+    return shell_output("fish", "source " DDCTL_COMPLETION_DIR "/ddctl.fish; complete -C \"" + line + "\"", true, cwd);
+}
+
 TEST(cli_help, zsh_completes_commands_options_and_values)
 {
-    if (::access("/usr/bin/zsh", X_OK) != 0 && ::access("/bin/zsh", X_OK) != 0)
+    if (!have_shell("zsh"))
         GTEST_SKIP() << "zsh is not installed";
     // the matches zsh offers (filtered by the prefix, as typed)
     const auto m = zsh_matches({"ddctl orders wa", "ddctl orders list --st", "ddctl orders list --status pa"});
@@ -1488,11 +1425,7 @@ TEST(cli_help, a_positional_file_completes_as_a_file_name_in_bash_zsh_and_fish)
     std::ofstream(d.path / "notes.txt") << "x";
     const std::string cwd = d.path.string();
     // bash: the script's function, as readline calls it (COMP_WORDS, COMP_CWORD)
-    auto bash = [&](const std::string& words, int cword) {
-        return shell_output("bash", "source " DDCTL_COMPLETION "; COMP_WORDS=(ddctl " + words + "); COMP_CWORD=" +
-                                        std::to_string(cword) + "; _ddctl; printf \"%s\\n\" \"${COMPREPLY[@]}\" | sort",
-                            true, cwd);
-    };
+    auto bash = [&](const std::string& words, int cword) { return bash_complete(words, cword, cwd); };
     EXPECT_EQ(bash("assets upload \"\"", 3), "manual-v2.pdf\nnotes.txt\n");
     EXPECT_EQ(bash("assets upload ma", 3), "manual-v2.pdf\n");
     EXPECT_EQ(bash("assets replace 3f2a ma", 4), "manual-v2.pdf\n");
@@ -1501,21 +1434,14 @@ TEST(cli_help, a_positional_file_completes_as_a_file_name_in_bash_zsh_and_fish)
         << "FILE given: no second file";
     EXPECT_EQ(bash("orders get \"\"", 3).find("notes.txt"), std::string::npos) << "an id is no file";
 
-    if (::access("/usr/bin/zsh", X_OK) == 0 || ::access("/bin/zsh", X_OK) == 0)
-    {
-        const auto m = zsh_matches({"ddctl assets upload ", "ddctl assets replace 3f2a ma", "ddctl assets upload --wa"}, d.path);
-        EXPECT_EQ(m[0], "manual-v2.pdf\nnotes.txt\n");
-        EXPECT_EQ(m[1], "manual-v2.pdf\n");
-        EXPECT_EQ(m[2], "--watermark-asset\n");
-    }
-    else
-        ADD_FAILURE() << "zsh is not installed (tests/install_deps.sh installs it)";
+    expect_zsh_matches({{"ddctl assets upload ", "manual-v2.pdf\nnotes.txt\n"},
+                        {"ddctl assets replace 3f2a ma", "manual-v2.pdf\n"},
+                        {"ddctl assets upload --wa", "--watermark-asset\n"}},
+                       d.path);
 
-    if (::access("/usr/bin/fish", X_OK) == 0 || ::access("/bin/fish", X_OK) == 0)
+    if (have_shell("fish"))
     {
-        auto fish = [&](const std::string& line) {
-            return shell_output("fish", "source " DDCTL_COMPLETION_DIR "/ddctl.fish; complete -C \"" + line + "\"", true, cwd);
-        };
+        auto fish = [&](const std::string& line) { return fish_complete(line, cwd); };
         EXPECT_EQ(fish("ddctl assets upload "), "manual-v2.pdf\nnotes.txt\n");
         EXPECT_EQ(fish("ddctl assets replace 3f2a ma"), "manual-v2.pdf\n");
         EXPECT_NE(fish("ddctl assets upload --wa").find("--watermark-asset"), std::string::npos);
@@ -1533,30 +1459,19 @@ TEST(cli_help, a_positional_dir_completes_as_a_folder_name_in_bash_zsh_and_fish)
     fs::create_directories(d.path / "drafts");
     std::ofstream(d.path / "deliverables.txt") << "x";
     const std::string cwd = d.path.string();
-    auto bash = [&](const std::string& words, int cword) {
-        return shell_output("bash", "source " DDCTL_COMPLETION "; COMP_WORDS=(ddctl " + words + "); COMP_CWORD=" +
-                                        std::to_string(cword) + "; _ddctl; printf \"%s\\n\" \"${COMPREPLY[@]}\" | sort",
-                            true, cwd);
-    };
+    auto bash = [&](const std::string& words, int cword) { return bash_complete(words, cword, cwd); };
     EXPECT_EQ(bash("assets sy", 2), "sync\n");
     EXPECT_EQ(bash("assets sync \"\"", 3), "deliverables\ndrafts\n");
     EXPECT_EQ(bash("assets check del", 3), "deliverables\n");
     EXPECT_EQ(bash("assets sync --max-d", 3), "--max-delete\n");
     EXPECT_EQ(bash("assets sync --adopt=", 3).find("deliverables"), std::string::npos) << "an option's value is no folder";
-    if (::access("/usr/bin/zsh", X_OK) == 0 || ::access("/bin/zsh", X_OK) == 0)
+    expect_zsh_matches({{"ddctl assets sync ", "deliverables\ndrafts\n"},
+                        {"ddctl assets check del", "deliverables\n"},
+                        {"ddctl assets sync --reup", "--reupload-moved\n"}},
+                       d.path);
+    if (have_shell("fish"))
     {
-        const auto m = zsh_matches({"ddctl assets sync ", "ddctl assets check del", "ddctl assets sync --reup"}, d.path);
-        EXPECT_EQ(m[0], "deliverables\ndrafts\n");
-        EXPECT_EQ(m[1], "deliverables\n");
-        EXPECT_EQ(m[2], "--reupload-moved\n");
-    }
-    else
-        ADD_FAILURE() << "zsh is not installed (tests/install_deps.sh installs it)";
-    if (::access("/usr/bin/fish", X_OK) == 0 || ::access("/bin/fish", X_OK) == 0)
-    {
-        auto fish = [&](const std::string& line) {
-            return shell_output("fish", "source " DDCTL_COMPLETION_DIR "/ddctl.fish; complete -C \"" + line + "\"", true, cwd);
-        };
+        auto fish = [&](const std::string& line) { return fish_complete(line, cwd); };
         EXPECT_EQ(fish("ddctl assets sync "), "deliverables/\ndrafts/\n");
         EXPECT_EQ(fish("ddctl assets check del"), "deliverables/\n");
         EXPECT_NE(fish("ddctl assets sync --max-p").find("--max-points"), std::string::npos);
@@ -1568,11 +1483,9 @@ TEST(cli_help, a_positional_dir_completes_as_a_folder_name_in_bash_zsh_and_fish)
 
 TEST(cli_help, fish_completes_commands_options_and_values)
 {
-    if (::access("/usr/bin/fish", X_OK) != 0 && ::access("/bin/fish", X_OK) != 0)
+    if (!have_shell("fish"))
         GTEST_SKIP() << "fish is not installed";
-    auto complete = [](const std::string& line) {
-        return shell_output("fish", "source " DDCTL_COMPLETION_DIR "/ddctl.fish; complete -C \"" + line + "\"");
-    };
+    auto complete = [](const std::string& line) { return fish_complete(line); };
     EXPECT_EQ(complete("ddctl orders wa"), "wait-downloads\nwatch\n");
     EXPECT_NE(complete("ddctl orders list --created-at-m").find("--created-at-min\n"), std::string::npos);
     EXPECT_EQ(complete("ddctl orders list --status partially_r"), "partially_refunded\n");

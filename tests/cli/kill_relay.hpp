@@ -1,10 +1,11 @@
 // Copyright (c) 2026 The digital_delivery authors
 // Distributed under the Boost Software License, Version 1.0.
 // (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
-// What the SIGKILL tests of ddctl share (cli_journal_test.cpp: `assets upload`,
-// cli_sync_test.cpp: `assets sync`): relays between ddctl and the sandbox that
-// SIGKILL ddctl at an exact moment of its traffic, ddctl run as a process with
-// its own environment, and reading back what a buyer downloads.
+// What the tests of ddctl share (cli_journal_test.cpp: `assets upload`,
+// cli_sync_test.cpp: `assets sync`, cli_test.cpp): relays between ddctl and the
+// sandbox that SIGKILL ddctl at an exact moment of its traffic (or slow its
+// uploads down), ddctl run as a process with its own environment, and reading
+// back what a buyer downloads.
 //
 // ddctl talks to the sandbox through two relays of the test process: the API's
 // (its base URL) and the storage's (the sandbox's --public-url, so presigned
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <csignal>
 #include <cstddef>
@@ -90,21 +92,36 @@ struct kill_plan
     }
 };
 
+/// A listening socket on 127.0.0.1 with a port the kernel chose (no race for
+/// a port): its descriptor, its port in `port`. Throws when it cannot listen.
+inline int listen_on_loopback(int& port, int backlog)
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, backlog) != 0)
+    {
+        if (fd >= 0)
+            ::close(fd);
+        throw std::runtime_error("cannot listen on 127.0.0.1");
+    }
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+    return fd;
+}
+
 /// 127.0.0.1:port() -> 127.0.0.1:target. `storage`: the storage's relay, else the API's.
+/// `pause`: after each read of up to 64 KiB from the client, wait that long
+/// (4 ms: about 16 MiB/s, so that a large upload is still running when a test
+/// interrupts it, whatever the machine).
 class kill_relay
 {
 public:
-    kill_relay(bool storage, kill_plan& p) : storage_(storage), plan_(p)
+    kill_relay(bool storage, kill_plan& p, std::chrono::milliseconds pause = {}) : storage_(storage), pause_(pause), plan_(p)
     {
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 64) != 0)
-            throw std::runtime_error("cannot listen");
-        socklen_t len = sizeof a;
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-        port_ = ntohs(a.sin_port);
+        fd_ = listen_on_loopback(port_, 64);
         thread_ = std::thread([this] { accept_loop(); });
     }
     kill_relay(const kill_relay&) = delete;
@@ -256,6 +273,8 @@ private:
                 left -= mine;
                 pending.erase(0, mine);
             }
+            if (pause_.count() > 0)
+                std::this_thread::sleep_for(pause_);
         }
         finish(k);
     }
@@ -279,6 +298,7 @@ private:
     int fd_ = -1, port_ = 0;
     std::atomic<int> target_{0};
     bool storage_;
+    std::chrono::milliseconds pause_;
     kill_plan& plan_;
     std::thread thread_;
     std::mutex mtx_;
@@ -353,6 +373,57 @@ struct kill_temp_dir
     }
 };
 
+/// Starts `exe args...` with exactly `env` (a variable with an empty value
+/// left out), stdin from `input`, stdout to the file `out` and stderr to the
+/// file `err`; with `terminal` (a pseudo-terminal's slave side), stdin and
+/// stderr on it instead. Throws when it cannot start.
+inline pid_t spawn_process(const std::string& exe, const std::vector<std::string>& args,
+                           const std::map<std::string, std::string>& env, const kill_fs::path& out, const kill_fs::path& err,
+                           const kill_fs::path& input = "/dev/null", int terminal = -1)
+{
+    std::vector<std::string> envs;
+    for (const auto& [k, v] : env)
+        if (!v.empty())
+            envs.push_back(k + "=" + v);
+    std::vector<char*> envp, argv;
+    for (auto& e : envs)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string exe_copy = exe;
+    argv.push_back(exe_copy.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    if (terminal >= 0)
+        posix_spawn_file_actions_adddup2(&fa, terminal, 0);
+    else
+        posix_spawn_file_actions_addopen(&fa, 0, input.c_str(), O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (terminal >= 0)
+        posix_spawn_file_actions_adddup2(&fa, terminal, 2);
+    else
+        posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid = -1;
+    const int spawned = ::posix_spawn(&pid, exe_copy.c_str(), &fa, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&fa);
+    if (spawned != 0)
+        throw std::runtime_error("cannot start " + exe);
+    return pid;
+}
+
+/// Waits for `pid`: its exit status, or 128 + the signal that ended it.
+inline int wait_process(pid_t pid)
+{
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    {
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 /// What a ddctl run left: its exit status (128 + signal when killed), stdout, stderr.
 struct ddctl_run
 {
@@ -365,41 +436,16 @@ struct ddctl_run
 inline ddctl_run run_ddctl(const std::string& exe, const std::vector<std::string>& args,
                            const std::map<std::string, std::string>& env, const kill_fs::path& dir, kill_plan& p)
 {
-    std::vector<std::string> envs;
-    for (const auto& [k, v] : env)
-        envs.push_back(k + "=" + v);
-    std::vector<char*> envp, argv;
-    for (auto& e : envs)
-        envp.push_back(e.data());
-    envp.push_back(nullptr);
-    std::string exe_copy = exe;
-    argv.push_back(exe_copy.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
     const kill_fs::path out = dir / "ddctl-out", err = dir / "ddctl-err";
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid = -1;
-    const int spawned = ::posix_spawn(&pid, exe_copy.c_str(), &fa, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
-    if (spawned != 0)
-        throw std::runtime_error("cannot start " + exe);
+    const pid_t pid = spawn_process(exe, args, env, out, err);
     p.pid = pid;
-    int st = 0;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR)
-    {
-    }
+    const int status = wait_process(pid);
     p.pid = 0;
     std::ifstream o(out), e(err);
     std::stringstream so, se;
     so << o.rdbuf();
     se << e.rdbuf();
-    return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), so.str(), se.str()};
+    return {status, so.str(), se.str()};
 }
 
 }  // namespace dd_test

@@ -218,16 +218,8 @@ void endpoint_command(CLI::App& parent, selection& sel, const char* name, const 
 
 // ---- uploads ---------------------------------------------------------------------------
 
-std::string human_bytes(double b)
-{
-    const char* units[] = {"B", "KiB", "MiB", "GiB"};
-    int u = 0;
-    while (b >= 1024 && u < 3)
-        b /= 1024, ++u;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", b, units[u]);
-    return buf;
-}
+/// Upload sizes in binary units (KiB, MiB: what `ls -h` and `curl` show).
+std::string human_bytes(double b) { return human_size(b, 1024); }
 
 /// Upload progress on stderr: a bar on a terminal, plain lines otherwise, none with --no-progress.
 dd::upload_options progress_options(bool terminal, bool shown)

@@ -23,7 +23,7 @@ enum exit_code : int
     exit_rate_limit = 6,   ///< 429 after retries, a rate-limit wait or deadline that could not be met
     exit_transport = 7,    ///< connection, TLS or HTTP failure, the transport's timeouts, a stalled upload
     exit_partial = 8,      ///< assets sync stopped before its end and the next run resumes (--max-points, a file that changed during the run, failed uploads)
-    exit_refused = 9,      ///< assets sync refused: deletes refused by a guard, the folder locked by another sync
+    exit_refused = 9,      ///< assets sync refused: deletes refused by a guard, the folder locked by another sync, the state directory inside the folder
     exit_quota = 10,       ///< assets sync stopped by the store's asset storage or asset count quota
     exit_interrupted = 130,  ///< SIGINT / SIGTERM
 };

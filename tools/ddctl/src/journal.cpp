@@ -161,6 +161,15 @@ void add_recover_command(CLI::App& assets, selection& sel)
     app->callback([&sel, list_only]() {
         sel.write = !*list_only;
         sel.run = [list_only](session& s) -> asio::awaitable<void> {
+            // A dry run creates no state: without a journal there is nothing to recover.
+            std::error_code fec;
+            if (s.dry_run && !std::filesystem::exists(journal_file(state_directory([](const char* n) { return std::getenv(n); }),
+                                                                   s.client.params().base_url, s.client.params().api_key),
+                                                      fec))
+            {
+                std::cout << "no unfinished uploads\n";
+                co_return;
+            }
             auto j = open_journal_for(s);
             std::vector<dd::upload_record> left;
             try

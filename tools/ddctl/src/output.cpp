@@ -348,4 +348,17 @@ void notice(std::string_view kind, const std::string& message, json::object fiel
     std::fflush(stderr);
 }
 
+std::string human_size(double bytes, unsigned base)
+{
+    static const char* const decimal[] = {"B", "KB", "MB", "GB", "TB"};
+    static const char* const binary[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    const char* const* units = base == 1024 ? binary : decimal;
+    int u = 0;
+    while (bytes >= base && u < 4)
+        bytes /= base, ++u;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+    return buf;
+}
+
 }  // namespace ddctl

@@ -102,6 +102,10 @@ std::string cell(const boost::json::value& v);
 /// Parses the API's answer (throws cli_error when it is not JSON).
 boost::json::value parse_body(std::string_view body);
 
+/// A byte count for people: "950 B", "3.2 MB" with `base` 1000 (KB, MB, GB, TB),
+/// "1.5 GiB" with `base` 1024 (KiB, MiB, GiB, TiB).
+std::string human_size(double bytes, unsigned base);
+
 }  // namespace ddctl
 
 #endif

@@ -14,12 +14,15 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 #include <iostream>
 
@@ -428,8 +431,20 @@ dd::redis_store_params parse_redis_url(const std::string& url, const std::string
     }
     if (!u->host().empty())
         redis.host = u->host();
-    if (u->has_port())
-        redis.port = u->port_number();
+    // Boost.URL takes "host:port" with a port that is not digits as an empty
+    // port and a path ("port"), and wraps a port above 65535 (99999 -> 34463):
+    // both refused here, without the URL (it may hold a password).
+    if (!u->path().empty() && u->path().front() != '/')
+        throw cli_error(exit_usage, what + ": not a redis[s]://[user:password@]host[:port][/db][?...] URL" + where);
+    if (u->has_port() && !u->port().empty())
+    {
+        const std::string_view ps = u->port();
+        unsigned long port = 0;
+        auto [ptr, ec] = std::from_chars(ps.data(), ps.data() + ps.size(), port);
+        if (ec != std::errc{} || ptr != ps.data() + ps.size() || port == 0 || port > 65535)
+            throw cli_error(exit_usage, what + ": the port must be a number from 1 to 65535" + where);
+        redis.port = static_cast<std::uint16_t>(port);
+    }
     if (u->has_userinfo())
     {
         redis.username = u->user();

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -54,16 +55,8 @@ std::string human_duration(double seconds)
 
 namespace {
 
-std::string human_size(double b)
-{
-    const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-    int u = 0;
-    while (b >= 1000 && u < 4)
-        b /= 1000, ++u;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", b, units[u]);
-    return buf;
-}
+/// Sizes in decimal units (KB, MB: what file managers and the API's byte_size speak).
+std::string human_size(double b) { return ddctl::human_size(b, 1000); }
 
 /// The command line of `assets check` / `assets sync`.
 struct sync_args
@@ -344,9 +337,40 @@ asio::awaitable<void> run_sync(session& s, const sync_args& a)
     if (fec || !fs::is_directory(root_s, fec))
         throw cli_error(exit_usage, a.dir + " is not a directory");
 
+    // The state (upload journal, manifest, the folder's lock) stays out of the
+    // folder: refused before anything is created.
+    const std::string state_dir = state_directory([](const char* n) { return std::getenv(n); });
+    const std::string journal_path = journal_file(state_dir, s.client.params().base_url, s.client.params().api_key);
+    {
+        std::error_code cec;
+        const fs::path canon_state = fs::weakly_canonical(state_dir, cec);
+        const fs::path canon_root = fs::canonical(root_s, cec);
+        if (!cec)
+        {
+            const auto rel = canon_state.lexically_relative(canon_root);
+            if (!rel.empty() && *rel.begin() != "..")
+                throw cli_error(exit_refused, "the upload journal " + journal_path + " is inside " + root_s +
+                                                  ": its state must stay out of the folder (set XDG_STATE_HOME elsewhere)");
+        }
+    }
+
+    const dd::sync_options opts = options_of(a);
+    dd::request_options ropts = s.ropts;
+    ropts.prio = dd::priority::background;
+    dd::diagnostics diag;
+    if (s.dry_run)
+    {
+        // A dry run writes nothing, locally either: no state directory, journal
+        // or lock file is created or opened (the plan needs the listing, which
+        // a dry run does not send: it prints that first request and stops).
+        auto [lec, remote] = co_await dd::async_list_sync_remote(s.client, opts, ropts, diag, asio::as_tuple(asio::deferred));
+        s.check(lec, diag, a.apply ? "plan and apply the sync (`ddctl assets check` prints the plan)" : "print the plan");
+        co_return;
+    }
+
     // One sync of a folder at a time (the folder's lock, without waiting),
     // then the journal (its own lock: `assets upload` of the same key waits).
-    const std::string journal_path = journal_file(make_state_directory(), s.client.params().base_url, s.client.params().api_key);
+    make_state_directory();
     std::optional<dd::sync_folder_lock> lock;
     try
     {
@@ -370,23 +394,8 @@ asio::awaitable<void> run_sync(session& s, const sync_args& a)
         throw cli_error(exit_failure, "sync manifest: " + e.get_diagnostics().client_message);
     }
 
-    const dd::sync_options opts = options_of(a);
-    dd::request_options ropts = s.ropts;
-    ropts.prio = dd::priority::background;
     // The plan's steps one by one (what async_plan_sync does), so that the local
     // side (manifest, scan, compare) is timed apart from the remote listing.
-    {
-        std::error_code cec;
-        const fs::path state_dir = fs::canonical(fs::path(journal_path).parent_path(), cec);
-        const fs::path canon_root = fs::canonical(root_s, cec);
-        if (!cec)
-        {
-            const auto rel = state_dir.lexically_relative(canon_root);
-            if (!rel.empty() && *rel.begin() != "..")
-                throw cli_error(exit_refused, "the upload journal " + journal_path + " is inside " + root_s +
-                                                  ": its state must stay out of the folder (set XDG_STATE_HOME elsewhere)");
-        }
-    }
     auto lap = [wall = std::chrono::steady_clock::now(), cpu = cpu_seconds()]() mutable {
         const auto w = std::chrono::steady_clock::now();
         const double c = cpu_seconds();
@@ -410,12 +419,11 @@ asio::awaitable<void> run_sync(session& s, const sync_args& a)
     if (sec)
         throw cli_error(exit_usage, a.dir + " is not a readable directory (" + sec.message() + ")");
     json::object timing{{"manifest_and_scan", lap()}};
-    if (s.progress && !s.dry_run)
+    if (s.progress)
         notice("sync_listing", "listing the store's assets" +
                                    (opts.delete_remote ? std::string(" and digital products") : std::string()) + "...");
-    dd::diagnostics diag;
     auto [lec, remote] = co_await dd::async_list_sync_remote(s.client, opts, ropts, diag, asio::as_tuple(asio::deferred));
-    s.check(lec, diag, a.apply ? "plan and apply the sync (`ddctl assets check` prints the plan)" : "print the plan");
+    s.check(lec, diag);
     timing["listing"] = lap();
     dd::sync_journal_state js;
     try
@@ -559,9 +567,18 @@ asio::awaitable<void> run_sync(session& s, const sync_args& a)
                                           std::to_string(result.not_started) + " actions left; run the same command again to resume");
     case dd::sync_outcome::quota_stopped:
     {
-        cli_error err(exit_quota, "the store's quota stopped the uploads: " +
-                                      (diag.server_message.empty() ? aec.message() : diag.server_message) + "; " +
-                                      std::to_string(result.not_started) + " actions left; free space or raise the plan, then run again");
+        // which quota: the refused action's own error (asset_count_limit_exceeded
+        // or asset_storage_limit_exceeded) and the server's words
+        std::string which = diag.server_message.empty() ? aec.message() : diag.server_message;
+        for (const auto& r : result.results)
+            if (!r.done && r.error == dd::condition::quota_exceeded)
+            {
+                which = r.message.empty() ? r.error.message() : r.message;
+                break;
+            }
+        const std::uint64_t left = result.failed + result.not_started;
+        cli_error err(exit_quota, "the store's quota stopped the uploads: " + which + "; " + std::to_string(left) + " action" +
+                                      (left == 1 ? "" : "s") + " left; free space or raise the plan, then run again");
         err.status = diag.http_status;
         throw err;
     }

@@ -10,6 +10,7 @@
 #include "journal.hpp"
 #include "settings.hpp"
 
+#include <digital_delivery/feed_checkpoint.hpp>
 #include <digital_delivery/order_feed.hpp>
 #include <digital_delivery/redis_feed_checkpoint.hpp>
 #include <digital_delivery/sqlite_feed_checkpoint.hpp>
@@ -27,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -274,18 +276,26 @@ asio::awaitable<void> watch(session& s, const watch_args& a)
             std::cerr << "ddctl: " << e.key << ": --exec " << why << (dead ? ": dead-lettered" : ": will retry") << '\n';
         }
     }
-    const std::string dir = make_state_directory();
+    // A dry run creates no state: without a checkpoint file it runs as a first
+    // run on a checkpoint in memory (it stops at the first request anyway).
+    const std::string dir =
+        s.dry_run ? state_directory([](const char* n) { return std::getenv(n); }) : make_state_directory();
     const std::string file = dir + "/watch-" + (s.profile.empty() ? std::string("default") : s.profile) + "-" +
                              s.key_fingerprint + ".db";
-    std::shared_ptr<dd::sqlite_feed_checkpoint> cp;
-    try
-    {
-        cp = std::make_shared<dd::sqlite_feed_checkpoint>(file, a.name);
-    }
-    catch (const std::exception& e)
-    {
-        throw cli_error(exit_failure, std::string("checkpoint ") + file + ": " + e.what());
-    }
+    std::shared_ptr<dd::sync_feed_checkpoint> cp;
+    std::error_code fec;
+    const bool in_memory = s.dry_run && !std::filesystem::exists(file, fec);
+    if (in_memory)
+        cp = std::make_shared<dd::memory_feed_checkpoint>();
+    else
+        try
+        {
+            cp = std::make_shared<dd::sqlite_feed_checkpoint>(file, a.name);
+        }
+        catch (const std::exception& e)
+        {
+            throw cli_error(exit_failure, std::string("checkpoint ") + file + ": " + e.what());
+        }
     dd::feed_state st;
     if (auto ec = cp->load(st))
         throw cli_error(exit_failure, "checkpoint " + file + ": " + ec.message());
@@ -317,6 +327,8 @@ asio::awaitable<void> watch(session& s, const watch_args& a)
                   << (1 + (n + 249) / 250) << " points (1 per 250 orders; the rate limit is "
                   << "40 points per 60 s); checkpoint " << file << '\n';
     }
+    else if (in_memory)
+        std::cerr << "ddctl: watching (dry run: no checkpoint " << file << " created)\n";
     else
         std::cerr << "ddctl: watching (checkpoint " << file << ")\n";
 
