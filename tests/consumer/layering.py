@@ -39,7 +39,7 @@ LAYERS = {
     "http/sansio": 1,
     "rate_limit/sansio": 1,
     "upload/sansio": 1,
-    # The sync's planner and apply rules (on the public sync model).
+    # The sync's planner and apply rules (on the public sync_plan.hpp, never sync.hpp).
     "sync/sansio": 2,
     # Trace context and one operation's spans (no I/O: the drivers pass the times).
     "trace": 1,

@@ -3,11 +3,6 @@
 // Distributed under the Boost Software License, Version 1.0.
 // (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
-// In header-only mode sync.hpp includes sync.ipp, which includes this file:
-// sync.hpp goes first, outside this file's guard, so that a translation unit
-// that includes this file first still sees it whole.
-#include <digital_delivery/sync.hpp>
-
 #ifndef DIGITAL_DELIVERY_IMPL_SYNC_SANSIO_SYNC_APPLY_CORE_HPP
 #define DIGITAL_DELIVERY_IMPL_SYNC_SANSIO_SYNC_APPLY_CORE_HPP
 
@@ -18,6 +13,7 @@
 // loop take() -> carry out -> finish().
 
 #include <digital_delivery/error.hpp>
+#include <digital_delivery/sync_plan.hpp>
 
 #include <cstddef>
 #include <cstdint>
