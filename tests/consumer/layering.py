@@ -94,7 +94,6 @@ OPT_IN_STORES = {
         "impl/rate_limit/sansio/resp.hpp",
         "redis_feed_checkpoint.hpp",
         "impl/feed/redis_feed_checkpoint.ipp",
-        "impl/feed/redis_feed_link.hpp",
     },
     "shm": {
         "shm_rate_limit_store.hpp",
@@ -138,7 +137,6 @@ BEAST_FILES = {
 OPENSSL_FILES = {
     "impl/http/beast_transport.ipp",
     "impl/rate_limit/redis_link.hpp",
-    "impl/feed/redis_feed_link.hpp",
 }
 BEAST = re.compile(r"^boost/beast[/.]")
 OPENSSL = re.compile(r"^openssl/|^boost/asio/ssl[/.]|^boost/beast/(core/ssl_stream|ssl)")

@@ -669,9 +669,18 @@ TEST_F(redis_live, any_command_through_the_link)
     ASSERT_TRUE(r.reply) << r.why;
     EXPECT_EQ(r.reply->str, big);
     r = call({"INCR", key});
-    EXPECT_FALSE(r.reply) << "an error reply is a failure";
-    EXPECT_NE(r.why.find("Redis answered: WRONGTYPE"), std::string::npos) << r.why;
+    ASSERT_TRUE(r.reply) << "an error reply is a reply, the caller's to map: " << r.why;
+    EXPECT_EQ(r.reply->type, resp_value::kind::error);
+    EXPECT_EQ(r.reply->str.rfind("WRONGTYPE", 0), 0u) << r.reply->str;
     EXPECT_FALSE(r.misconfigured);
+    // A script's error reply (the feed checkpoint's "FENCED ..."): a reply too, run once.
+    r = call({"EVAL", "redis.call('INCR', KEYS[1] .. ':runs') return redis.error_reply('FENCED no')", "1", key});
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_EQ(r.reply->type, resp_value::kind::error);
+    EXPECT_EQ(r.reply->str, "FENCED no");
+    r = call({"GET", key + ":runs"});
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_EQ(r.reply->str, "1") << "an error reply is not sent again";
     r = call({"EVAL", "return redis.call('HGET', KEYS[1], 'small')", "1", key});
     ASSERT_TRUE(r.reply) << r.why;
     EXPECT_EQ(r.reply->str, "1");
