@@ -3,11 +3,11 @@
 // Distributed under the Boost Software License, Version 1.0.
 // (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
-// Redis for the tests: a skip when redis-server is missing; Sentinel for
-// the tests that follow a failover (the rate-limit
-// store's, the feed checkpoint's): a temporary directory, a Sentinel process,
-// and a group of a master, its replica and three sentinels that all see the
-// replica. Every process on a free port of 127.0.0.1 (server_process.hpp).
+// Redis for the tests: a skip when redis-server is missing; for the tests
+// that follow a failover (the rate-limit store's, the feed checkpoint's) a
+// Sentinel process, and a group of a master, its replica and three
+// sentinels that all see the replica. Every process on a free port of
+// 127.0.0.1 (server_process.hpp).
 #ifndef DIGITAL_DELIVERY_TESTS_REDIS_ENV_HPP
 #define DIGITAL_DELIVERY_TESTS_REDIS_ENV_HPP
 
@@ -15,12 +15,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <stdlib.h>
 
 /// In a fixture's SetUp: skips the test when redis-server is not installed.
 #define DD_TEST_SKIP_WITHOUT_REDIS()                                                                                  \
@@ -31,26 +28,6 @@
     } while (0)
 
 namespace dd_test {
-
-/// A directory of its own under /tmp (`path` empty when it could not be
-/// made), removed with what it holds.
-struct temp_dir
-{
-    std::string path;
-    explicit temp_dir(const std::string& prefix = "dd-test")
-    {
-        std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
-        if (::mkdtemp(tmpl.data()))
-            path = tmpl;
-    }
-    ~temp_dir()
-    {
-        if (!path.empty())
-            (void)std::system(("rm -rf " + path).c_str());
-    }
-    temp_dir(const temp_dir&) = delete;
-    temp_dir& operator=(const temp_dir&) = delete;
-};
 
 /// A sentinel of the master `master_name` at `master_port`, its
 /// configuration file in `dir` (Sentinel rewrites it). Quorum 2, down after

@@ -60,6 +60,7 @@
 #include "sandbox_process.hpp"
 #include "redis_env.hpp"
 #include "server_process.hpp"
+#include "temp_dir.hpp"
 
 namespace dd = digital_delivery;
 namespace asio = boost::asio;

@@ -28,6 +28,7 @@
 #include "run.hpp"
 #include "redis_env.hpp"
 #include "server_process.hpp"
+#include "temp_dir.hpp"
 
 using namespace digital_delivery;
 using namespace digital_delivery::detail;  // the machinery under test is internal
