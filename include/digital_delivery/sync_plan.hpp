@@ -17,7 +17,7 @@
 #include <digital_delivery/detail/config.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/timestamp.hpp>
-#include <digital_delivery/upload_journal.hpp>
+#include <digital_delivery/upload_record.hpp>
 
 #include <boost/system/error_category.hpp>
 #include <boost/system/error_code.hpp>

@@ -14,7 +14,7 @@
 #include <digital_delivery/endpoint_cost.hpp>
 #include <digital_delivery/error.hpp>
 #include <digital_delivery/sync_plan.hpp>
-#include <digital_delivery/upload_journal.hpp>
+#include <digital_delivery/upload_record.hpp>
 
 #include <algorithm>
 #include <cstddef>
