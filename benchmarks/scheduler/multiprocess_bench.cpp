@@ -78,6 +78,22 @@ extern char** environ;
 
 namespace dd = digital_delivery;
 
+// The store a worker's STORE argument names: "shm", "redis:PORT:PREFIX", else `other`.
+static dd::rate_limit_store store_named(const std::string& kind, dd::rate_limit_store other)
+{
+    if (kind == "shm")
+        return dd::shm_rate_limit_store();
+    if (kind.rfind("redis:", 0) == 0)
+    {
+        dd::redis_store_params redis;
+        const auto colon = kind.find(':', 6);
+        redis.port = static_cast<std::uint16_t>(std::atoi(kind.substr(6, colon - 6).c_str()));
+        redis.key_prefix = kind.substr(colon + 1);
+        return dd::redis_rate_limit_store(std::move(redis));
+    }
+    return other;
+}
+
 // `--prio fg|bg URL KEY STORE SHARE BURSTS WINDOW`: a worker of the priority mode.
 static int prio_worker(char** argv)
 {
@@ -87,15 +103,7 @@ static int prio_worker(char** argv)
     const double share = std::atof(argv[6]);
     const int bursts = std::atoi(argv[7]);
     const double window = std::atof(argv[8]);
-    dd::rate_limit_store store = dd::shm_rate_limit_store();
-    if (kind.rfind("redis:", 0) == 0)
-    {
-        dd::redis_store_params redis;
-        const auto colon = kind.find(':', 6);
-        redis.port = static_cast<std::uint16_t>(std::atoi(kind.substr(6, colon - 6).c_str()));
-        redis.key_prefix = kind.substr(colon + 1);
-        store = dd::redis_rate_limit_store(std::move(redis));
-    }
+    dd::rate_limit_store store = store_named(kind, dd::shm_rate_limit_store());
     asio::io_context ioc;
     dd_test::detail::counting_transport transport{dd::beast_transport(ioc.get_executor())};
     dd::client_params params{.base_url = url, .api_key = key};
@@ -260,17 +268,7 @@ static int worker(char** argv)
 {
     const std::string url = argv[2], key = argv[3];
     const std::string kind = argv[4];
-    dd::rate_limit_store store;  // in-process
-    if (kind == "shm")
-        store = dd::shm_rate_limit_store();
-    if (kind.rfind("redis:", 0) == 0)
-    {
-        dd::redis_store_params redis;
-        const auto colon = kind.find(':', 6);
-        redis.port = static_cast<std::uint16_t>(std::atoi(kind.substr(6, colon - 6).c_str()));
-        redis.key_prefix = kind.substr(colon + 1);
-        store = dd::redis_rate_limit_store(std::move(redis));
-    }
+    dd::rate_limit_store store = store_named(kind, dd::rate_limit_store());  // default: in-process
     const double capacity = std::atof(argv[5]);
     const int requests = std::atoi(argv[6]);
     const double window = std::atof(argv[7]);

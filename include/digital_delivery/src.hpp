@@ -27,7 +27,9 @@
 #include <digital_delivery/impl/rate_limit/redis_rate_limit_store.ipp>
 #include <digital_delivery/impl/retry/retry.ipp>
 #include <digital_delivery/impl/upload/upload.ipp>
+#include <digital_delivery/impl/upload/upload_record.ipp>
 #include <digital_delivery/impl/upload/upload_journal.ipp>
+#include <digital_delivery/impl/sync/sync_plan.ipp>
 #include <digital_delivery/impl/sync/sync.ipp>
 #include <digital_delivery/impl/error/workflow_error.ipp>
 #include <digital_delivery/impl/engine/raw_request.ipp>

@@ -39,7 +39,7 @@ LAYERS = {
     "http/sansio": 1,
     "rate_limit/sansio": 1,
     "upload/sansio": 1,
-    # The sync's planner and apply rules (on the public sync model).
+    # The sync's planner and apply rules (on the public sync_plan.hpp, never sync.hpp).
     "sync/sansio": 2,
     # Trace context and one operation's spans (no I/O: the drivers pass the times).
     "trace": 1,
@@ -94,7 +94,6 @@ OPT_IN_STORES = {
         "impl/rate_limit/sansio/resp.hpp",
         "redis_feed_checkpoint.hpp",
         "impl/feed/redis_feed_checkpoint.ipp",
-        "impl/feed/redis_feed_link.hpp",
     },
     "shm": {
         "shm_rate_limit_store.hpp",
@@ -138,7 +137,6 @@ BEAST_FILES = {
 OPENSSL_FILES = {
     "impl/http/beast_transport.ipp",
     "impl/rate_limit/redis_link.hpp",
-    "impl/feed/redis_feed_link.hpp",
 }
 BEAST = re.compile(r"^boost/beast[/.]")
 OPENSSL = re.compile(r"^openssl/|^boost/asio/ssl[/.]|^boost/beast/(core/ssl_stream|ssl)")

@@ -58,7 +58,9 @@
 #include <unistd.h>
 
 #include "sandbox_process.hpp"
+#include "redis_env.hpp"
 #include "server_process.hpp"
+#include "temp_dir.hpp"
 
 namespace dd = digital_delivery;
 namespace asio = boost::asio;
@@ -84,46 +86,6 @@ std::string redis_cmd(unsigned short port, const std::vector<std::string_view>& 
     dd::detail::resp_append_command(out, args);
     return dd_test::ask_redis(port, out);
 }
-
-struct temp_dir
-{
-    std::string path;
-    temp_dir()
-    {
-        char tmpl[] = "/tmp/dd-redis-feed-XXXXXX";
-        if (::mkdtemp(tmpl))
-            path = tmpl;
-    }
-    ~temp_dir()
-    {
-        if (!path.empty())
-            (void)std::system(("rm -rf " + path).c_str());
-    }
-};
-
-class sentinel
-{
-public:
-    sentinel(std::string dir, unsigned short master_port)
-        : proc_(
-              [dir, master_port](unsigned short port) {
-                  const std::string conf = dir + "/sentinel-" + std::to_string(port) + ".conf";
-                  std::ofstream(conf) << "port " << port << "\nbind 127.0.0.1\ndaemonize no\n"
-                                      << "sentinel monitor " << master_name << " 127.0.0.1 " << master_port << " 2\n"
-                                      << "sentinel down-after-milliseconds " << master_name << " 1000\n"
-                                      << "sentinel failover-timeout " << master_name << " 5000\n"
-                                      << "sentinel parallel-syncs " << master_name << " 1\n";
-                  return std::vector<std::string>{dd_test::redis_server_exe, conf, "--sentinel"};
-              },
-              [](unsigned short port) { return dd_test::ask_redis(port, "PING\r\n").rfind("+PONG", 0) == 0; })
-    {
-        proc_.start();
-    }
-    unsigned short port() const { return proc_.port(); }
-
-private:
-    dd_test::server_process proc_;
-};
 
 struct watcher_config
 {
@@ -244,8 +206,7 @@ class redis_feed : public ::testing::Test
 protected:
     void SetUp() override
     {
-        if (!dd_test::have_redis_server())
-            GTEST_SKIP() << dd_test::redis_server_exe << " is not installed (tests/install_deps.sh installs it)";
+        DD_TEST_SKIP_WITHOUT_REDIS();
         ASSERT_FALSE(dir.path.empty());
         store = dd_test::sandbox_process::shared().create_store({"--no-rate-limit", "--seed-orders", "0"});
         cfg.base_url = store.base_url;
@@ -423,7 +384,7 @@ protected:
         return twice;
     }
 
-    temp_dir dir;
+    dd_test::temp_dir dir{"dd-redis-feed"};
     dd_test::sandbox_process::store store;
     watcher_config cfg;
     std::string key_lease, key_meta, key_orders;
@@ -560,30 +521,20 @@ TEST_F(redis_feed, a_commit_with_a_stale_token_is_refused_and_the_feed_stops)
 TEST_F(redis_feed, three_watchers_through_sentinel_a_failover_and_killed_holders)
 {
     // In a directory of their own: the replica writes the master's RDB there.
-    dd_test::redis_server first({"--dir", dir.path});
-    dd_test::redis_server second({"--dir", dir.path, "--replicaof", "127.0.0.1", "0"});
-    ASSERT_EQ(dd_test::ask_redis(second.port(), "REPLICAOF 127.0.0.1 " + std::to_string(first.port()) + "\r\n").rfind("+OK", 0), 0u);
-    ASSERT_TRUE(dd_test::poll_until([&] {
-        return dd_test::ask_redis(second.port(), "INFO replication\r\n").find("master_link_status:up") != std::string::npos;
-    }));
-    sentinel s1(dir.path, first.port()), s2(dir.path, first.port()), s3(dir.path, first.port());
-    for (auto sp : {s1.port(), s2.port(), s3.port()})
-        ASSERT_TRUE(dd_test::poll_until([&] {
-            return dd_test::ask_redis(sp, "SENTINEL REPLICAS " + master_name + "\r\n").find(std::to_string(second.port())) !=
-                   std::string::npos;
-        }));
+    dd_test::redis_sentinel_group g(dir.path, master_name);
+    ASSERT_EQ(g.start(), "");
     const std::string get_master = "SENTINEL GET-MASTER-ADDR-BY-NAME " + master_name + "\r\n";
     auto master = [&]() -> unsigned short {
-        const auto r = dd_test::ask_redis(s1.port(), get_master);
-        return r.find("\r\n" + std::to_string(second.port()) + "\r\n") != std::string::npos ? second.port() : first.port();
+        const auto r = dd_test::ask_redis(g.s1.port(), get_master);
+        return r.find("\r\n" + std::to_string(g.second.port()) + "\r\n") != std::string::npos ? g.second.port() : g.first.port();
     };
     cfg.redis.host = "192.0.2.1";  // not used with Sentinel
     cfg.redis.sentinel.master_name = master_name;
-    for (auto p : {s1.port(), s2.port(), s3.port()})
+    for (auto p : g.sentinel_ports())
         cfg.redis.sentinel.sentinels.push_back({"127.0.0.1", p});
     for (int i = 0; i < 3; ++i)
         start_watcher();
-    ASSERT_TRUE(dd_test::poll_until([&] { return redis_cmd(first.port(), {"HGET", key_meta, "initialised"}) == "$1\r\n1\r\n"; }));
+    ASSERT_TRUE(dd_test::poll_until([&] { return redis_cmd(g.first.port(), {"HGET", key_meta, "initialised"}) == "$1\r\n1\r\n"; }));
     // Not for the start (an order right after it is delivered): without this
     // pause the forced failover below loses the holder and orders (line
     // "holder ... L" never seen; orders not committed), a cause not yet found.
@@ -593,22 +544,22 @@ TEST_F(redis_feed, three_watchers_through_sentinel_a_failover_and_killed_holders
     // failover: the replica becomes the master, the old one its replica.
     std::int64_t failover_sent = 0, failover_done = 0;
     const unsigned seed = 4747;
-    const auto ids = run_with_kills(first.port(), 24, 2, seed, [&](int i) {
+    const auto ids = run_with_kills(g.first.port(), 24, 2, seed, [&](int i) {
         if (i != 11)
             return;
         std::string r;
         failover_sent = mono_ns();
         ASSERT_TRUE(dd_test::poll_until([&] {
-            return (r = dd_test::ask_redis(s2.port(), "SENTINEL FAILOVER " + master_name + "\r\n")).rfind("+OK", 0) == 0;
+            return (r = dd_test::ask_redis(g.s2.port(), "SENTINEL FAILOVER " + master_name + "\r\n")).rfind("+OK", 0) == 0;
         })) << r;
-        ASSERT_TRUE(dd_test::poll_until([&] { return master() == second.port(); }));
-        ASSERT_TRUE(dd_test::poll_until([&] { return dd_test::ask_redis(first.port(), "ROLE\r\n").find("slave") != std::string::npos; }));
+        ASSERT_TRUE(dd_test::poll_until([&] { return master() == g.second.port(); }));
+        ASSERT_TRUE(dd_test::poll_until([&] { return dd_test::ask_redis(g.first.port(), "ROLE\r\n").find("slave") != std::string::npos; }));
         failover_done = mono_ns();
     }, master);
     ASSERT_NE(failover_done, 0);
     const auto bound = dd::redis_feed_checkpoint(cfg.redis, consumer, cfg.lease).takeover_bound();
     std::size_t lost_leases = 0;
-    const auto twice = check(second.port(), ids, bound, master, &lost_leases);
+    const auto twice = check(g.second.port(), ids, bound, master, &lost_leases);
     // What the failover cost, against docs/order-feed.md: commits of its last
     // moments lost (their events delivered and acknowledged again), and at
     // most one lease lost (a second holder; the first stops).

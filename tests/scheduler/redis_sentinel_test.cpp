@@ -19,7 +19,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -27,7 +26,9 @@
 
 #include "redis_exchange.hpp"
 #include "run.hpp"
+#include "redis_env.hpp"
 #include "server_process.hpp"
+#include "temp_dir.hpp"
 
 using namespace digital_delivery;
 using namespace digital_delivery::detail;  // the machinery under test is internal
@@ -41,55 +42,12 @@ const std::string master_name = "dd-test-master";
 using dd_test::poll_until;
 using dd_test::ask_redis;
 
-// A sentinel of `master_port`'s master, its configuration file in `dir`
-// (Sentinel rewrites it).
-class sentinel
-{
-public:
-    sentinel(std::string dir, unsigned short master_port)
-        : proc_(
-              [dir, master_port](unsigned short port) {
-                  const std::string conf = dir + "/sentinel-" + std::to_string(port) + ".conf";
-                  std::ofstream(conf) << "port " << port << "\nbind 127.0.0.1\ndaemonize no\n"
-                                      << "sentinel monitor " << master_name << " 127.0.0.1 " << master_port << " 2\n"
-                                      << "sentinel down-after-milliseconds " << master_name << " 1000\n"
-                                      << "sentinel failover-timeout " << master_name << " 5000\n"
-                                      << "sentinel parallel-syncs " << master_name << " 1\n";
-                  return std::vector<std::string>{dd_test::redis_server_exe, conf, "--sentinel"};
-              },
-              [](unsigned short port) { return ask_redis(port, "PING\r\n").rfind("+PONG", 0) == 0; })
-    {
-        proc_.start();
-    }
-    unsigned short port() const { return proc_.port(); }
-
-private:
-    dd_test::server_process proc_;
-};
-
-struct temp_dir
-{
-    std::string path;
-    temp_dir()
-    {
-        char tmpl[] = "/tmp/dd-redis-sentinel-XXXXXX";
-        if (::mkdtemp(tmpl))
-            path = tmpl;
-    }
-    ~temp_dir()
-    {
-        if (!path.empty())
-            (void)std::system(("rm -rf " + path).c_str());
-    }
-};
-
 class redis_sentinel : public ::testing::Test
 {
 protected:
     void SetUp() override
     {
-        if (!dd_test::have_redis_server())
-            GTEST_SKIP() << dd_test::redis_server_exe << " is not installed (tests/install_deps.sh installs it)";
+        DD_TEST_SKIP_WITHOUT_REDIS();
         ASSERT_FALSE(dir.path.empty());
     }
 
@@ -106,7 +64,7 @@ protected:
     }
 
 
-    temp_dir dir;
+    dd_test::temp_dir dir{"dd-redis-sentinel"};
 };
 
 }  // namespace
@@ -114,61 +72,54 @@ protected:
 TEST_F(redis_sentinel, the_store_follows_the_master_through_a_forced_failover_and_a_killed_master)
 {
     // In a directory of their own: a replica writes the master's RDB to disk
-    // (never in the program's working directory, where the next Redis would load it).
-    dd_test::redis_server first({"--dir", dir.path});
-    dd_test::redis_server second({"--dir", dir.path, "--replicaof", "127.0.0.1", "0"});  // a replica once told whose
-    ASSERT_EQ(ask_redis(second.port(), "REPLICAOF 127.0.0.1 " + std::to_string(first.port()) + "\r\n").rfind("+OK", 0), 0u);
-    ASSERT_TRUE(poll_until([&] { return ask_redis(second.port(), "INFO replication\r\n").find("master_link_status:up") != std::string::npos; }));
-    sentinel s1(dir.path, first.port()), s2(dir.path, first.port()), s3(dir.path, first.port());
-    const std::vector<unsigned short> sentinels = {s1.port(), s2.port(), s3.port()};
+    // (never in the program's working directory, where the next Redis would load it);
+    // start(): every sentinel sees the replica (a forced failover needs one to promote).
+    dd_test::redis_sentinel_group g(dir.path, master_name);
+    ASSERT_EQ(g.start(), "");
+    const std::vector<unsigned short> sentinels = g.sentinel_ports();
     const std::string get_master = "SENTINEL GET-MASTER-ADDR-BY-NAME " + master_name + "\r\n";
     auto master_port_is = [&](unsigned short port) {
-        return poll_until([&] { return ask_redis(s1.port(), get_master).find("\r\n" + std::to_string(port) + "\r\n") != std::string::npos; });
+        return poll_until([&] { return ask_redis(g.s1.port(), get_master).find("\r\n" + std::to_string(port) + "\r\n") != std::string::npos; });
     };
-    // Every sentinel sees the replica (a forced failover needs one to promote).
-    for (auto sp : sentinels)
-        ASSERT_TRUE(poll_until([&] {
-            return ask_redis(sp, "SENTINEL REPLICAS " + master_name + "\r\n").find(std::to_string(second.port())) != std::string::npos;
-        }));
 
     asio::io_context ioc;
     const auto rp = store_params(sentinels);
     auto link = std::make_shared<redis_link>(ioc.get_executor(), rp, rp.key_prefix + "bucket");
     auto r = dd_test::take_one_point(ioc, *link);
     ASSERT_TRUE(r.reply) << r.why;
-    EXPECT_EQ(ask_redis(first.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n") << "written on the master";
+    EXPECT_EQ(ask_redis(g.first.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n") << "written on the master";
 
     // A forced failover: the replica becomes the master; the store follows.
     // (Refused with -NOGOODSLAVE until the sentinel has the replica's own
     // word that it is in sync: asked again until accepted.)
     std::string failover;
-    ASSERT_TRUE(poll_until([&] { return (failover = ask_redis(s2.port(), "SENTINEL FAILOVER " + master_name + "\r\n")).rfind("+OK", 0) == 0; }))
+    ASSERT_TRUE(poll_until([&] { return (failover = ask_redis(g.s2.port(), "SENTINEL FAILOVER " + master_name + "\r\n")).rfind("+OK", 0) == 0; }))
         << failover;
-    ASSERT_TRUE(master_port_is(second.port()));
-    ASSERT_TRUE(poll_until([&] { return ask_redis(first.port(), "ROLE\r\n").find("slave") != std::string::npos; }))
+    ASSERT_TRUE(master_port_is(g.second.port()));
+    ASSERT_TRUE(poll_until([&] { return ask_redis(g.first.port(), "ROLE\r\n").find("slave") != std::string::npos; }))
         << "the old master is demoted";
     bool served = poll_until([&] { return dd_test::take_one_point(ioc, *link).reply.has_value(); });
     ASSERT_TRUE(served);
-    EXPECT_EQ(ask_redis(second.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n") << "the new master holds the bucket";
-    EXPECT_NE(ask_redis(second.port(), "ROLE\r\n").find("master"), std::string::npos);
+    EXPECT_EQ(ask_redis(g.second.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n") << "the new master holds the bucket";
+    EXPECT_NE(ask_redis(g.second.port(), "ROLE\r\n").find("master"), std::string::npos);
 
     // The master killed: the sentinels promote the other one; meanwhile the
     // store fails (an outage, not a misconfiguration), then is served again.
-    ASSERT_TRUE(poll_until([&] { return ask_redis(first.port(), "INFO replication\r\n").find("master_link_status:up") != std::string::npos; }));
-    second.stop();
+    ASSERT_TRUE(poll_until([&] { return ask_redis(g.first.port(), "INFO replication\r\n").find("master_link_status:up") != std::string::npos; }));
+    g.second.stop();
     r = dd_test::take_one_point(ioc, *link);
     EXPECT_FALSE(r.reply);
     EXPECT_FALSE(r.misconfigured) << r.why;
-    ASSERT_TRUE(master_port_is(first.port()));
+    ASSERT_TRUE(master_port_is(g.first.port()));
     served = poll_until([&] { return dd_test::take_one_point(ioc, *link).reply.has_value(); });
     ASSERT_TRUE(served);
-    EXPECT_EQ(ask_redis(first.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n");
+    EXPECT_EQ(ask_redis(g.first.port(), "EXISTS " + link->key() + "\r\n"), ":1\r\n");
 }
 
 TEST_F(redis_sentinel, an_unknown_master_is_a_misconfiguration_and_no_sentinel_an_outage)
 {
     dd_test::redis_server master;
-    sentinel s(dir.path, master.port());
+    dd_test::sentinel_process s(dir.path, master_name, master.port());
     asio::io_context ioc;
     auto rp = store_params({s.port()}, "no-such-master");
     rp.sentinel.password.clear();

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "fixtures.hpp"
+#include "redis_env.hpp"
 #include "run.hpp"
 #include "server_process.hpp"
 
@@ -476,9 +477,16 @@ class redis_live : public ::testing::Test
 protected:
     void SetUp() override
     {
-        if (!dd_test::have_redis_server())
-            GTEST_SKIP() << dd_test::redis_server_exe << " is not installed (tests/install_deps.sh installs it)";
+        DD_TEST_SKIP_WITHOUT_REDIS();
         test_redis();
+    }
+
+    // A link to the test's redis-server, its bucket at a key of its own.
+    static std::shared_ptr<redis_link> live_link(asio::io_context& ioc, std::string_view what)
+    {
+        redis_store_params rp;
+        rp.port = test_redis().port();
+        return std::make_shared<redis_link>(ioc.get_executor(), rp, "dd-test:" + url(what));
     }
 
     static std::string url(std::string_view what)
@@ -566,9 +574,7 @@ struct waiter_set
 TEST_F(redis_live, script_grants_the_capacity_then_names_the_wait)
 {
     asio::io_context ioc;
-    redis_store_params rp;
-    rp.port = test_redis().port();
-    auto l = std::make_shared<redis_link>(ioc.get_executor(), rp, "dd-test:" + url("script"));
+    auto l = live_link(ioc, "script");
     gcra_request take;
     take.take = 1;
     for (int i = 0; i < 4; ++i)
@@ -593,6 +599,8 @@ TEST_F(redis_live, script_grants_the_capacity_then_names_the_wait)
     gcra_request pause;
     pause.pause = 30s;
     ASSERT_TRUE(exchange(ioc, l, pause, 4, 60s).reply);
+    redis_store_params rp;
+    rp.port = test_redis().port();
     auto l2 = std::make_shared<redis_link>(ioc.get_executor(), rp, l->key());
     r = exchange(ioc, l2, take, 4, 60s);
     ASSERT_TRUE(r.reply) << r.why;
@@ -616,9 +624,7 @@ TEST_F(redis_live, script_keeps_the_reserve_a_take_asks_for)
 {
     // ARGV[12]: the points the take must leave (a background request's reserve).
     asio::io_context ioc;
-    redis_store_params rp;
-    rp.port = test_redis().port();
-    auto l = std::make_shared<redis_link>(ioc.get_executor(), rp, "dd-test:" + url("reserve"));
+    auto l = live_link(ioc, "reserve");
     gcra_request bg;
     bg.take = 1;
     bg.keep = 3;
@@ -669,9 +675,18 @@ TEST_F(redis_live, any_command_through_the_link)
     ASSERT_TRUE(r.reply) << r.why;
     EXPECT_EQ(r.reply->str, big);
     r = call({"INCR", key});
-    EXPECT_FALSE(r.reply) << "an error reply is a failure";
-    EXPECT_NE(r.why.find("Redis answered: WRONGTYPE"), std::string::npos) << r.why;
+    ASSERT_TRUE(r.reply) << "an error reply is a reply, the caller's to map: " << r.why;
+    EXPECT_EQ(r.reply->type, resp_value::kind::error);
+    EXPECT_EQ(r.reply->str.rfind("WRONGTYPE", 0), 0u) << r.reply->str;
     EXPECT_FALSE(r.misconfigured);
+    // A script's error reply (the feed checkpoint's "FENCED ..."): a reply too, run once.
+    r = call({"EVAL", "redis.call('INCR', KEYS[1] .. ':runs') return redis.error_reply('FENCED no')", "1", key});
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_EQ(r.reply->type, resp_value::kind::error);
+    EXPECT_EQ(r.reply->str, "FENCED no");
+    r = call({"GET", key + ":runs"});
+    ASSERT_TRUE(r.reply) << r.why;
+    EXPECT_EQ(r.reply->str, "1") << "an error reply is not sent again";
     r = call({"EVAL", "return redis.call('HGET', KEYS[1], 'small')", "1", key});
     ASSERT_TRUE(r.reply) << r.why;
     EXPECT_EQ(r.reply->str, "1");
@@ -692,11 +707,9 @@ TEST_F(redis_live, any_command_through_the_link)
 TEST_F(redis_live, fleet_count_and_debt_fields_stay_bounded)
 {
     asio::io_context ioc;
-    redis_store_params rp;
-    rp.port = test_redis().port();
     const auto port = test_redis().port();
     const auto ask = [&](const std::string& cmd) { return dd_test::ask_local_server(port, cmd + "\r\n", false); };
-    auto l = std::make_shared<redis_link>(ioc.get_executor(), rp, "dd-test:" + url("fleet"));
+    auto l = live_link(ioc, "fleet");
     auto r = exchange(ioc, l, gcra_request{}, 40, 600s, "aaaa");
     ASSERT_TRUE(r.reply) << r.why;
     EXPECT_EQ(r.reply->alive, 1u);
@@ -730,7 +743,7 @@ TEST_F(redis_live, fleet_count_and_debt_fields_stay_bounded)
     EXPECT_EQ(r.reply->alive, 0u);
 
     // Window 100 ms: processes unseen for 200 ms are trimmed, d:ID with them.
-    auto l2 = std::make_shared<redis_link>(ioc.get_executor(), rp, "dd-test:" + url("fleet-trim"));
+    auto l2 = live_link(ioc, "fleet-trim");
     ASSERT_TRUE(exchange(ioc, l2, gcra_request{}, 4, 100ms, "aaaa").reply);
     debt.fallback_spent = 1;
     ASSERT_TRUE(exchange(ioc, l2, debt, 4, 100ms, "bbbb").reply);

@@ -18,6 +18,7 @@
 
 #include "run.hpp"
 #include "sync_store.hpp"
+#include "temp_dir.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -135,12 +136,8 @@ private:
 class sync_apply : public ::testing::Test
 {
 protected:
-    std::string base = [] {
-        std::string t = (std::filesystem::temp_directory_path() / "dd-sync-XXXXXX").string();
-        if (!::mkdtemp(t.data()))
-            throw std::runtime_error("mkdtemp");
-        return t;
-    }();
+    dd_test::temp_dir tmp{"dd-sync"};
+    std::string base = tmp.path;
     std::string dir = base + "/tree";
     dd_test::sync_store store;
     dd::memory_upload_journal journal;
@@ -148,7 +145,6 @@ protected:
     std::int64_t mtime_tick = 1'700'000'000;
 
     sync_apply() { std::filesystem::create_directories(dir); }
-    ~sync_apply() override { std::filesystem::remove_all(base); }
 
     // Writes a file with a distinct mtime (a second apart: no clock granularity issue).
     void write(const std::string& rel, const std::string& content)

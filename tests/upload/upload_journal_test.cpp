@@ -13,6 +13,7 @@
 #include <digital_delivery/upload_journal.hpp>
 
 #include "run.hpp"
+#include "temp_dir.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/system/system_error.hpp>
@@ -115,19 +116,14 @@ private:
 class journal_test : public ::testing::Test
 {
 protected:
-    std::string dir = [] {
-        std::string t = (std::filesystem::temp_directory_path() / "dd-journal-XXXXXX").string();
-        if (!::mkdtemp(t.data()))
-            throw std::runtime_error("mkdtemp");
-        return t;
-    }();
+    dd_test::temp_dir tmp{"dd-journal"};
+    std::string dir = tmp.path;
     std::string file = dir + "/manual.pdf";
     std::string body = "the manual's body";
     dd::memory_upload_journal journal;
     dd::diagnostics diag;
 
     journal_test() { write(body); }
-    ~journal_test() override { std::filesystem::remove_all(dir); }
 
     void write(const std::string& content) { std::ofstream(file, std::ios::binary | std::ios::trunc) << content; }
     std::int64_t size() const { return static_cast<std::int64_t>(body.size()); }

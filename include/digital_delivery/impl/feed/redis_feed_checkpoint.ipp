@@ -11,7 +11,8 @@
 // orders and dead letters read in pages) and the commit script.
 
 #include <digital_delivery/redis_feed_checkpoint.hpp>
-#include <digital_delivery/impl/feed/redis_feed_link.hpp>
+#include <digital_delivery/impl/rate_limit/redis_link.hpp>
+#include <digital_delivery/impl/rate_limit/sansio/resp.hpp>
 #include <digital_delivery/impl/feed/sansio/feed_lease.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -282,8 +283,8 @@ public:
     {
         std::call_once(started_, [&] {
             strand_ = boost::asio::make_strand(ex);
-            lease_link_ = std::make_shared<redis_feed_link>(*strand_, redis_);
-            data_link_ = std::make_shared<redis_feed_link>(*strand_, redis_);
+            lease_link_ = std::make_shared<redis_link>(*strand_, redis_, std::string(), redis_link_use::commands);
+            data_link_ = std::make_shared<redis_link>(*strand_, redis_, std::string(), redis_link_use::commands);
             timer_.emplace(*strand_);
             boost::asio::co_spawn(*strand_, [self = shared_from_this()] { return self->lease_loop(); },
                                   boost::asio::detached);
@@ -326,7 +327,7 @@ public:
         }
         feed_state s;
         std::vector<std::string> hgetall{"HGETALL", k_meta_};
-        auto r = co_await data_link_->command(std::move(hgetall));
+        auto r = co_await data_link_->async_command(std::move(hgetall), resp_limits{}, boost::asio::use_awaitable);
         if (!r.reply || r.reply->type != resp_value::kind::array || r.reply->elements.size() % 2)
             co_return std::tuple<error_code, feed_state>{fail(r), feed_state{}};
         const auto& m = r.reply->elements;
@@ -418,7 +419,7 @@ public:
         }
         a.push_back(std::to_string(c.remove_dead.size()));
         a.insert(a.end(), c.remove_dead.begin(), c.remove_dead.end());
-        auto r = co_await data_link_->command(std::move(a));
+        auto r = co_await data_link_->async_command(std::move(a), resp_limits{}, boost::asio::use_awaitable);
         if (r.reply && r.reply->type == resp_value::kind::error && r.reply->str.rfind("FENCED", 0) == 0)
         {
             lease_.fenced();
@@ -449,7 +450,7 @@ public:
     }
 
 private:
-    error_code fail(const redis_feed_reply& r)
+    error_code fail(const redis_command_result& r)
     {
         std::string why = r.why;
         if (r.reply)
@@ -468,7 +469,7 @@ private:
         do
         {
             std::vector<std::string> page{"EVAL", std::string(redis_feed_page_script), "1", key, cursor, std::to_string(count)};
-            auto r = co_await data_link_->command(std::move(page));
+            auto r = co_await data_link_->async_command(std::move(page), resp_limits{}, boost::asio::use_awaitable);
             if (!r.reply || r.reply->type != resp_value::kind::array || r.reply->elements.size() != 2 ||
                 r.reply->elements[1].type != resp_value::kind::bulk)
                 co_return fail(r);
@@ -529,7 +530,7 @@ private:
                 cmd = {"EVAL", std::string(redis_feed_acquire_script), "2", k_lease_, k_token_, owner_, ttl};
             else
                 cmd = {"EVAL", std::string(redis_feed_renew_script), "1", k_lease_, owner_, std::to_string(lease_.token()), ttl};
-            auto r = co_await lease_link_->command(std::move(cmd));
+            auto r = co_await lease_link_->async_command(std::move(cmd), resp_limits{}, boost::asio::use_awaitable);
             const auto at = std::chrono::steady_clock::now();
             std::int64_t a = 0, b = 0;
             const auto& v = r.reply;
@@ -568,10 +569,10 @@ private:
         {
             std::vector<std::string> release{"EVAL", std::string(redis_feed_renew_script), "1", k_lease_, owner_,
                                              std::to_string(lease_.token()), "0"};
-            co_await lease_link_->command(std::move(release));
+            co_await lease_link_->async_command(std::move(release), resp_limits{}, boost::asio::use_awaitable);
         }
-        lease_link_->close();
-        data_link_->close();
+        lease_link_->async_close();
+        data_link_->async_close();
     }
 
     redis_store_params redis_;
@@ -581,7 +582,7 @@ private:
     std::once_flag started_;
     std::optional<boost::asio::strand<boost::asio::any_io_executor>> strand_;
     std::optional<boost::asio::steady_timer> timer_;
-    std::shared_ptr<redis_feed_link> lease_link_, data_link_;
+    std::shared_ptr<redis_link> lease_link_, data_link_;
     std::map<std::string, feed_order_state> mirror_;  // the orders as committed (the holder's copy)
     std::size_t commits_ = 0;
     bool stopping_ = false;

@@ -7,9 +7,11 @@
 #define DIGITAL_DELIVERY_IMPL_INTERNAL_REDIS_LINK_HPP
 
 /// \file
-/// The connection of one Redis rate-limit bucket (redis_rate_limit_store):
-/// one TCP connection, one exchange at a time, on a strand of the client's
-/// executor; no thread ever blocks. An exchange connects first when needed
+/// The library's one Redis connection: a rate-limit bucket's
+/// (redis_rate_limit_store) and the feed checkpoint's
+/// (redis_feed_checkpoint, redis_link_use::commands): one TCP connection,
+/// one exchange at a time, on a strand of the given executor; no thread ever
+/// blocks. An exchange connects first when needed
 /// (resolve, connect, then AUTH, SELECT and SCRIPT LOAD pipelined), then
 /// sends the GCRA script with EVALSHA (EVAL when Redis answers NOSCRIPT, e.g.
 /// after a SCRIPT FLUSH) and reads its reply. The whole exchange is bounded
@@ -26,10 +28,13 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
@@ -60,13 +65,27 @@ namespace detail {
 /// Any command's outcome (redis_link::async_command).
 struct redis_command_result
 {
-    /// The reply; empty: failed (`why` says how). An error reply is a failure
-    /// ("Redis answered: ..."), never a reply.
+    /// The reply; empty: failed (`why` says how). An error reply is a reply
+    /// (resp_value::kind::error, e.g. a script's "FENCED ..."): the caller
+    /// maps what it expects. Not replies: -READONLY (a demoted master: the
+    /// command is retried once on a fresh connection, then fails) and
+    /// -MOVED/-ASK (followed; a failure beyond max_redirects).
     std::optional<resp_value> reply;
     std::string why;
-    /// Failed because Redis refuses the configuration (credentials,
-    /// permissions), not because it is down.
+    /// Redis refuses the configuration (credentials, permissions): the
+    /// connection failed so, or the reply is such an error reply.
     bool misconfigured = false;
+};
+
+/// What a link is for.
+enum class redis_link_use
+{
+    /// A rate-limit bucket: connects with SCRIPT LOAD of the GCRA script
+    /// (async_exchange), checks ROLE only with Sentinel.
+    rate_limit,
+    /// Commands only (async_command; the feed checkpoint): no script
+    /// loaded; every connection checks ROLE, a replica is not used.
+    commands,
 };
 
 /// One connection of the Redis store: sends the script (redis_exchange_result
@@ -77,13 +96,19 @@ class redis_link : public std::enable_shared_from_this<redis_link>
 public:
     using handler = std::function<void(redis_exchange_result)>;
 
-    redis_link(boost::asio::any_io_executor ex, redis_store_params p, std::string key)
+    /// \param ex The executor (the link runs on a strand of it).
+    /// \param p The connection's parameters.
+    /// \param key The bucket's key (rate_limit); empty for commands.
+    /// \param use What the link is for.
+    redis_link(boost::asio::any_io_executor ex, redis_store_params p, std::string key,
+               redis_link_use use = redis_link_use::rate_limit)
         : strand_(boost::asio::make_strand(ex)),
           sock_(strand_),
           timer_(strand_),
           p_(std::move(p)),
           key_(std::move(key)),
-          where_("Redis " + p_.host + ":" + std::to_string(p_.port))
+          where_("Redis " + p_.host + ":" + std::to_string(p_.port)),
+          use_(use)
     {
     }
 
@@ -133,6 +158,33 @@ public:
                 },
                 boost::asio::detached);
         });
+    }
+
+    /// async_command with a completion token (e.g. use_awaitable): the
+    /// completion runs on the token's associated executor.
+    template <class Token>
+    auto async_command(std::vector<std::string> argv, resp_limits limits, Token&& token)
+    {
+        return boost::asio::async_initiate<Token, void(redis_command_result)>(
+            [self = shared_from_this()](auto handler, std::vector<std::string> a, resp_limits l) {
+                // command_handler is a std::function: copyable, the handler may not be.
+                auto h = std::make_shared<decltype(handler)>(std::move(handler));
+                self->async_command(
+                    std::move(a),
+                    [h](redis_command_result r) {
+                        auto ex = boost::asio::get_associated_executor(*h);
+                        boost::asio::dispatch(ex, [h, r = std::move(r)]() mutable { std::move(*h)(std::move(r)); });
+                    },
+                    l);
+            },
+            token, std::move(argv), limits);
+    }
+
+    /// Closes the connection (on the link's strand, after the call under
+    /// way, if any); the next call reconnects.
+    void async_close()
+    {
+        boost::asio::post(strand_, [self = shared_from_this()] { self->close(); });
     }
 
     /// The key the bucket's hash is stored at.
@@ -262,17 +314,19 @@ private:
             std::vector<resp_value> replies;
             if (!co_await script_call(cmd, replies, why))
                 r.why = why;
-            else if (replies[0].type == resp_value::kind::error)
-            {
-                redirect_ = parse_redirect(replies[0].str);
+            else if (replies[0].type == resp_value::kind::error && replies[0].str.rfind("READONLY", 0) == 0)
+                // This node is no master any more (a failover): a failure,
+                // sent again once on a fresh connection.
+                r.why = "the server is a replica now (" + replies[0].str.substr(0, 100) + ")";
+            else if (replies[0].type == resp_value::kind::error && (redirect_ = parse_redirect(replies[0].str)))
                 r.why = "Redis answered: " + replies[0].str.substr(0, 200);
-                refused_ = redis_refuses_configuration(replies[0].str);
-                // Redis ran it and said no: not sent again, unless this node
-                // is no master any more (a failover: -READONLY).
-                answered_ = replies[0].str.rfind("READONLY", 0) != 0;
-            }
             else
+            {
+                // A reply, an error reply included: Redis ran it (not sent again).
+                answered_ = true;
+                r.misconfigured = replies[0].type == resp_value::kind::error && redis_refuses_configuration(replies[0].str);
                 r.reply = std::move(replies[0]);
+            }
         }
         co_return r;
     }
@@ -544,7 +598,8 @@ private:
                 // Credentials, permissions and the database number
                 // ("ERR DB index is out of range") are configuration.
                 refused_ = redis_refuses_configuration(replies[i].str) ||
-                           (name == "SELECT" && replies[i].str.rfind("ERR", 0) == 0);
+                           (name == "SELECT" && replies[i].str.rfind("ERR", 0) == 0) ||
+                           (use_ == redis_link_use::commands && (name == "AUTH" || name == "SELECT"));
                 co_return false;
             }
         co_return true;
@@ -618,6 +673,7 @@ private:
         std::string host = p_.host;
         std::uint16_t port = p_.port;
         const bool sentinel = !p_.sentinel.sentinels.empty() && !asking_ && !node_;
+        const bool check_role = sentinel || use_ == redis_link_use::commands;
         if (const auto& to = asking_ ? asking_ : node_)
         {
             host = to->host;
@@ -642,34 +698,42 @@ private:
             cmds.push_back({"SELECT", db});
             names.push_back("SELECT");
         }
-        if (sentinel)
+        if (check_role)
         {
             cmds.push_back({"ROLE"});
             names.push_back("ROLE");
         }
-        cmds.push_back({"SCRIPT", "LOAD", redis_gcra_script});
-        names.push_back("SCRIPT LOAD");
+        const bool load_script = use_ == redis_link_use::rate_limit;
+        if (load_script)
+        {
+            cmds.push_back({"SCRIPT", "LOAD", redis_gcra_script});
+            names.push_back("SCRIPT LOAD");
+        }
         std::vector<resp_value> replies;
         if (!co_await pipeline(cmds, names, p_.tls, replies, why))
             co_return false;
-        if (sentinel)
+        if (check_role)
         {
-            // Between a failover and the sentinels' word, the address may
-            // still name a replica: not served (asked again next time).
-            const auto& role = replies[replies.size() - 2];
+            // Between a failover and the sentinels' word (or at a wrong
+            // address) the server may be a replica, which takes no writes:
+            // not used (asked again next time).
+            const auto& role = replies[replies.size() - (load_script ? 2 : 1)];
             if (role.type != resp_value::kind::array || role.elements.empty() || role.elements[0].str != "master")
             {
                 why = "not a master (ROLE: " + (role.type == resp_value::kind::array && !role.elements.empty() ? role.elements[0].str : std::string("?")) + ")";
                 co_return false;
             }
         }
-        const auto& sha = replies.back();
-        if (sha.type != resp_value::kind::bulk || sha.str.size() != 40)
+        if (load_script)
         {
-            why = "an unexpected reply to SCRIPT LOAD";
-            co_return false;
+            const auto& sha = replies.back();
+            if (sha.type != resp_value::kind::bulk || sha.str.size() != 40)
+            {
+                why = "an unexpected reply to SCRIPT LOAD";
+                co_return false;
+            }
+            sha_ = sha.str;
         }
-        sha_ = sha.str;
         connected_ = true;
         co_return true;
     }
@@ -757,6 +821,7 @@ private:
     std::string key_;
     std::string where_;
     std::string sha_;
+    redis_link_use use_;
     resp_limits limits_{};  // the bounds of the replies of the call under way
     bool answered_ = false; // async_command: Redis answered the attempt with an error (no retry)
     std::string rbuf_;

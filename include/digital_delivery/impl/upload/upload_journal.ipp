@@ -42,18 +42,6 @@
 
 namespace digital_delivery {
 
-DIGITAL_DELIVERY_DECL std::string_view to_string(upload_stage s) noexcept
-{
-    switch (s)
-    {
-    case upload_stage::creating: return "creating";
-    case upload_stage::created: return "created";
-    case upload_stage::uploaded: return "uploaded";
-    case upload_stage::committed: return "committed";
-    }
-    return "unknown";
-}
-
 DIGITAL_DELIVERY_DECL std::string_view to_string(journal_outcome o) noexcept
 {
     switch (o)

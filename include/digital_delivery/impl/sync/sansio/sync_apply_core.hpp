@@ -3,11 +3,6 @@
 // Distributed under the Boost Software License, Version 1.0.
 // (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
-// In header-only mode sync.hpp includes sync.ipp, which includes this file:
-// sync.hpp goes first, outside this file's guard, so that a translation unit
-// that includes this file first still sees it whole.
-#include <digital_delivery/sync.hpp>
-
 #ifndef DIGITAL_DELIVERY_IMPL_SYNC_SANSIO_SYNC_APPLY_CORE_HPP
 #define DIGITAL_DELIVERY_IMPL_SYNC_SANSIO_SYNC_APPLY_CORE_HPP
 
@@ -18,6 +13,7 @@
 // loop take() -> carry out -> finish().
 
 #include <digital_delivery/error.hpp>
+#include <digital_delivery/sync_plan.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -67,22 +63,12 @@ public:
         {
             if (stop_)
                 return {};
-            const std::size_t i = uploads_[next_upload_];
-            if (!charge(plan_.actions[i].points))
-                return {};
-            ++next_upload_;
-            ++in_flight_;
-            return {next_kind::upload, i};
+            return start(uploads_, next_upload_, next_kind::upload);
         }
         // Deletes: only once every upload of the run ended, all of them well.
         if (in_flight_ > 0 || upload_failed_ || stop_ || next_delete_ >= deletes_.size())
             return {};
-        const std::size_t i = deletes_[next_delete_];
-        if (!charge(plan_.actions[i].points))
-            return {};
-        ++next_delete_;
-        ++in_flight_;
-        return {next_kind::remove, i};
+        return start(deletes_, next_delete_, next_kind::remove);
     }
 
     /// An action taken by take() ended.
@@ -146,6 +132,17 @@ public:
     }
 
 private:
+    // Starts `queue[at]` when its points fit the budget (then in flight).
+    next start(const std::vector<std::size_t>& queue, std::size_t& at, next_kind kind)
+    {
+        const std::size_t i = queue[at];
+        if (!charge(plan_.actions[i].points))
+            return {};
+        ++at;
+        ++in_flight_;
+        return {kind, i};
+    }
+
     bool charge(std::int64_t p)
     {
         if (max_points_ && points_ + p > *max_points_)

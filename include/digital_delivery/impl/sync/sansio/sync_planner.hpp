@@ -3,11 +3,6 @@
 // Distributed under the Boost Software License, Version 1.0.
 // (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 //
-// In header-only mode sync.hpp includes sync.ipp, which includes this file:
-// sync.hpp goes first, outside this file's guard, so that a translation unit
-// that includes this file first still sees it whole.
-#include <digital_delivery/sync.hpp>
-
 #ifndef DIGITAL_DELIVERY_IMPL_SYNC_SANSIO_SYNC_PLANNER_HPP
 #define DIGITAL_DELIVERY_IMPL_SYNC_SANSIO_SYNC_PLANNER_HPP
 
@@ -17,7 +12,9 @@
 
 #include <digital_delivery/asset.hpp>
 #include <digital_delivery/endpoint_cost.hpp>
-#include <digital_delivery/upload_journal.hpp>
+#include <digital_delivery/error.hpp>
+#include <digital_delivery/sync_plan.hpp>
+#include <digital_delivery/upload_record.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -152,6 +149,15 @@ inline std::string_view last_component(std::string_view path) noexcept
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+/// sync_asset_fields (docs/sync.md, "Path mapping").
+inline void asset_fields(std::string_view relative_path, std::string& filename, std::string& name,
+                         std::optional<std::string>& content_type)
+{
+    filename = std::string(last_component(relative_path));
+    name = std::string(relative_path);
+    content_type = content_type_for(filename);
+}
+
 // ---- the plan ------------------------------------------------------------------------
 
 inline std::string join_root(std::string_view root, std::string_view rel)
@@ -173,7 +179,7 @@ inline sync_action upload_action(sync_action_kind kind, sync_reason reason, cons
     a.mtime_ns = f.mtime_ns;
     a.sha256 = f.sha256;
     std::optional<std::string> ct;
-    sync_asset_fields(f.path, a.filename, a.name, ct);
+    asset_fields(f.path, a.filename, a.name, ct);
     a.content_type = std::move(ct);
     if (kind == sync_action_kind::create || kind == sync_action_kind::replace)
     {

@@ -14,7 +14,7 @@
 
 #include <digital_delivery/asset.hpp>
 #include <digital_delivery/timestamp.hpp>
-#include <digital_delivery/upload_journal.hpp>
+#include <digital_delivery/upload_record.hpp>
 
 #include <chrono>
 #include <cstdint>
