@@ -2,7 +2,7 @@
 // Distributed under the Boost Software License, Version 1.0.
 // (See accompanying file LICENSE_1_0.txt or copy at https://www.boost.org/LICENSE_1_0.txt)
 // Issue 16: several processes, one API key, one sandbox store whose bucket is
-// time-compressed (40 points per 0.5 s; the clients count 0.55 s, below).
+// time-compressed (40 points per 0.5 s; the clients count 0.6 s, below).
 // Each process runs the scheduler_load
 // workload (3 GETs for each PATCH, retries off) with its client's points in
 // shared memory (shm_rate_limit_store), or in a redis-server this
@@ -58,14 +58,15 @@ namespace {
 
 constexpr int requests_per_process = 60;  // 75 points each
 // The sandbox's bucket: 40 points per 0.5 s (a point every 12.5 ms, 120
-// times the API's pace). The clients count 40 points per 0.55 s. A request
-// reaches the server a moment after its grant: its connection's set-up, its
-// process's turn on a loaded machine. Two grants a point's time apart may
-// arrive in the other order, or together, and with 12.5 ms a point a loaded
-// machine's delays are worth a few points. The API's 1.5 s a point absorbs
-// them; here the clients' pace 10 % below the server's does.
+// times the API's pace). The clients count 40 points per 0.6 s. A request
+// reaches the server a moment after its grant: a wait for a connection, its
+// process's turn on a loaded machine, and here a Redis round trip. While the
+// server's bucket is full, the refill of that wait is lost, and with 12.5 ms a
+// point a loaded machine's waits are worth points (docs/rate-limiting.md,
+// "Under load"). A 10 % margin still saw one 429 on Redis under ASan in CI;
+// the clients' pace 20 % below the server's absorbs them.
 constexpr double server_window_seconds = 0.5;
-constexpr double client_window_seconds = 0.55;
+constexpr double client_window_seconds = 0.6;
 
 std::string env(const char* name)
 {
