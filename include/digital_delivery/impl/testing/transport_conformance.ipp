@@ -815,14 +815,22 @@ inline void wire_cases(harness& h)
     }
 }
 
-// A free port: bound, then closed (nothing listens there).
-inline unsigned short closed_port(asio::io_context& io)
+// A port that refuses connections: a socket bound to it that never listens.
+// It stays bound while the case runs, so no other process can take the port
+// (a port closed before the connect could be reused by a listener or be the
+// connect's own source port, and the case would wait for a server instead).
+struct refusing_port
 {
-    tcp::acceptor a(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    const auto port = a.local_endpoint().port();
-    a.close();
-    return port;
-}
+    tcp::socket socket;
+    unsigned short port = 0;
+
+    explicit refusing_port(asio::io_context& io) : socket(io)
+    {
+        socket.open(tcp::v4());
+        socket.bind(tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+        port = socket.local_endpoint().port();
+    }
+};
 
 inline void phase_cases(harness& h)
 {
@@ -832,7 +840,8 @@ inline void phase_cases(harness& h)
     if (h.selected("phase.refused"))
     {
         auto t = h.make_transport();
-        auto st = h.send(t, h.request(http_method::post, closed_port(h.servers())));
+        const refusing_port refusing(h.servers());
+        auto st = h.send(t, h.request(http_method::post, refusing.port));
         h.track(st, "phase.refused");
         if (h.finish("phase.refused", st, p.step_limit))
             h.check("phase.refused", rule, st->ec && is_request_not_sent(st->ec), "an error for which is_request_not_sent is true (connection_refused)",
