@@ -25,6 +25,8 @@
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -36,7 +38,9 @@ namespace digital_delivery {
 
 namespace detail {
 class redis_feed_shared;
-}
+DIGITAL_DELIVERY_DECL void redis_feed_close(const std::shared_ptr<redis_feed_shared>& s, boost::asio::any_io_executor ex,
+                                            boost::asio::any_completion_handler<void(error_code)> h);
+}  // namespace detail
 
 /// The lease of a redis_feed_checkpoint.
 struct redis_feed_lease_params
@@ -102,7 +106,11 @@ public:
                                                 redis_feed_lease_params lease = {});
 
     /// Stops renewing and releases the lease if held (when the executor still
-    /// runs), so that a standby takes over at its next poll.
+    /// runs), so that a standby takes over at its next poll. A program that
+    /// stops its executor next (a command-line tool, a service shutting
+    /// down) should await async_close first: the release the destructor posts
+    /// never runs on a stopped executor, and the lease then runs out after
+    /// its ttl.
     DIGITAL_DELIVERY_DECL ~redis_feed_checkpoint() override;
 
     redis_feed_checkpoint(const redis_feed_checkpoint&) = delete;
@@ -127,6 +135,27 @@ public:
     /// the same change is harmless).
     DIGITAL_DELIVERY_DECL void async_commit(boost::asio::any_io_executor ex, feed_commit c,
                                             boost::asio::any_completion_handler<void(error_code)> h) override;
+
+    /// Stops renewing the lease, releases it if held (a standby takes over
+    /// at its next poll, not after the lease's ttl), closes the connections,
+    /// then completes. A load still waiting for the lease, and later loads
+    /// and commits, complete with boost::asio::error::operation_aborted. Call
+    /// it after the feed's last operation has completed (cancel a pending
+    /// async_next first).
+    /// \param ex The executor to complete on when the handler has none of its own.
+    /// \param token Completion token for `void(error_code)`: empty once
+    /// released (or when not held), checkpoint_unavailable when Redis did not
+    /// confirm the release (status().last_error says why; the lease then
+    /// runs out after its ttl), operation_aborted when this wait was
+    /// cancelled (the release still goes on).
+    /// \return What the completion token makes of the operation.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_close(boost::asio::any_io_executor ex, CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken, void(error_code)>(
+            [s = s_](auto h, boost::asio::any_io_executor e) { detail::redis_feed_close(s, std::move(e), std::move(h)); },
+            token, std::move(ex));
+    }
 
     /// \return checkpoint_lease_lost once the lease held was lost, else empty.
     DIGITAL_DELIVERY_DECL error_code guard_error() const override;

@@ -249,6 +249,18 @@ protected:
         return r.size() > 1 && r[0] == ':' ? std::atoi(r.c_str() + 1) : -1;
     }
 
+    // The owner name in the lease key ("" when there is none).
+    std::string holder_name(unsigned short port)
+    {
+        const auto r = redis_cmd(port, {"EVAL", "local v = redis.call('GET', KEYS[1]) if not v then return '' end "
+                                                "return string.match(v, '^(%S+) ') or v",
+                                        "1", key_lease});
+        const auto nl = r.find("\r\n");
+        if (r.empty() || r[0] != '$' || nl == std::string::npos)
+            return {};
+        return r.substr(nl + 2, r.find("\r\n", nl + 2) - nl - 2);
+    }
+
     std::string purchase()
     {
         const auto r = dd_test::sandbox_process::shared().request("POST", "/sandbox/purchases",
@@ -516,6 +528,69 @@ TEST_F(redis_feed, a_commit_with_a_stale_token_is_refused_and_the_feed_stops)
     EXPECT_TRUE(st3.orders.count("o3"));
     EXPECT_EQ(st3.horizon, t0 + 2s);
     EXPECT_EQ(c.status().token, 3);
+}
+
+// async_close: the lease released at once (a standby need not wait for its
+// ttl, here a minute), later calls refused, never inline; a Redis gone
+// before the release: checkpoint_unavailable, and the reason.
+TEST_F(redis_feed, async_close_releases_the_lease_and_refuses_later_calls)
+{
+    dd_test::redis_server redis;
+    cfg.redis.port = redis.port();
+    asio::io_context ioc;
+    auto lp = cfg.lease;
+    lp.ttl = 60s;
+    auto run_until = [&](auto& done) {
+        for (const auto end = std::chrono::steady_clock::now() + dd_test_guard; !done && std::chrono::steady_clock::now() < end;)
+        {
+            if (ioc.stopped())
+                ioc.restart();  // it ran out of work: after a close, nothing runs until the next call
+            ioc.run_one_for(100ms);
+        }
+        EXPECT_TRUE(done) << "completed within the guard";
+    };
+    auto load = [&](dd::redis_feed_checkpoint& cp) {
+        std::optional<dd::error_code> r;
+        cp.async_load(ioc.get_executor(), [&](dd::error_code ec, dd::feed_state) { r = ec; });
+        run_until(r);
+        return r.value_or(dd::client_errc::checkpoint_unavailable);
+    };
+    auto close = [&](dd::redis_feed_checkpoint& cp) {
+        std::optional<dd::error_code> r;
+        cp.async_close(ioc.get_executor(), [&](dd::error_code ec) { r = ec; });
+        EXPECT_FALSE(r) << "never completes inline";
+        run_until(r);
+        return r.value_or(asio::error::timed_out);
+    };
+
+    lp.owner = "a";
+    dd::redis_feed_checkpoint a(cfg.redis, consumer, lp);
+    ASSERT_FALSE(load(a)) << a.status().last_error;
+    EXPECT_EQ(holder_name(redis.port()), "a");
+    EXPECT_FALSE(close(a)) << a.status().last_error;
+    EXPECT_EQ(redis_cmd(redis.port(), {"EXISTS", key_lease}), ":0\r\n") << "released, not left to run out";
+    EXPECT_FALSE(close(a)) << "a second close completes too";
+    EXPECT_EQ(load(a), asio::error::operation_aborted);
+    std::optional<dd::error_code> committed;
+    a.async_commit(ioc.get_executor(), dd::feed_commit{}, [&](dd::error_code ec) { committed = ec; });
+    run_until(committed);
+    EXPECT_EQ(committed.value_or(dd::error_code{}), asio::error::operation_aborted);
+
+    // A standby takes the lease now, not a minute later (the test's guard is 20 s).
+    lp.owner = "b";
+    dd::redis_feed_checkpoint b(cfg.redis, consumer, lp);
+    ASSERT_FALSE(load(b)) << b.status().last_error;
+    EXPECT_EQ(b.status().token, 2);
+
+    // Never loaded: nothing to release.
+    lp.owner = "c";
+    dd::redis_feed_checkpoint c(cfg.redis, consumer, lp);
+    EXPECT_FALSE(close(c));
+
+    // Redis gone before the release: the close says so (the lease then runs out).
+    redis.stop();
+    EXPECT_EQ(close(b), dd::client_errc::checkpoint_unavailable);
+    EXPECT_FALSE(b.status().last_error.empty());
 }
 
 TEST_F(redis_feed, three_watchers_through_sentinel_a_failover_and_killed_holders)

@@ -21,11 +21,13 @@
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -286,6 +288,7 @@ public:
             lease_link_ = std::make_shared<redis_link>(*strand_, redis_, std::string(), redis_link_use::commands);
             data_link_ = std::make_shared<redis_link>(*strand_, redis_, std::string(), redis_link_use::commands);
             timer_.emplace(*strand_);
+            loop_end_.emplace(*strand_, boost::asio::steady_timer::time_point::max());
             boost::asio::co_spawn(*strand_, [self = shared_from_this()] { return self->lease_loop(); },
                                   boost::asio::detached);
         });
@@ -304,6 +307,24 @@ public:
     }
 
     boost::asio::strand<boost::asio::any_io_executor>& strand() { return *strand_; }
+    bool started() const { return strand_.has_value(); }
+
+    // async_close: stops the loop, then waits until it has released the lease
+    // (if held) and closed the links. Later loads and commits are refused.
+    boost::asio::awaitable<std::tuple<error_code>> close()
+    {
+        closed_ = true;
+        stopping_ = true;
+        timer_->cancel();
+        while (!loop_done_)
+        {
+            co_await loop_end_->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+            const auto cs = co_await boost::asio::this_coro::cancellation_state;
+            if (!loop_done_ && cs.cancelled() != boost::asio::cancellation_type::none)
+                co_return std::tuple<error_code>{boost::asio::error::operation_aborted};
+        }
+        co_return std::tuple<error_code>{release_error_};
+    }
 
     boost::asio::awaitable<std::tuple<error_code, feed_state>> load()
     {
@@ -311,6 +332,8 @@ public:
         boost::asio::steady_timer wait(*strand_);
         for (;;)
         {
+            if (closed_)
+                co_return std::tuple<error_code, feed_state>{boost::asio::error::operation_aborted, feed_state{}};
             const auto now = std::chrono::steady_clock::now();
             if (lease_.holds(now))
                 break;
@@ -373,6 +396,8 @@ public:
 
     boost::asio::awaitable<std::tuple<error_code>> commit(feed_commit c)
     {
+        if (closed_)
+            co_return std::tuple<error_code>{boost::asio::error::operation_aborted};
         if (!lease_.holds(std::chrono::steady_clock::now()))
         {
             publish();
@@ -569,10 +594,14 @@ private:
         {
             std::vector<std::string> release{"EVAL", std::string(redis_feed_renew_script), "1", k_lease_, owner_,
                                              std::to_string(lease_.token()), "0"};
-            co_await lease_link_->async_command(std::move(release), resp_limits{}, boost::asio::use_awaitable);
+            auto r = co_await lease_link_->async_command(std::move(release), resp_limits{}, boost::asio::use_awaitable);
+            if (!r.reply || r.reply->type != resp_value::kind::integer)
+                release_error_ = fail(r);  // the lease runs out after its ttl instead
         }
         lease_link_->async_close();
         data_link_->async_close();
+        loop_done_ = true;
+        loop_end_->cancel();  // wakes async_close
     }
 
     redis_store_params redis_;
@@ -582,10 +611,14 @@ private:
     std::once_flag started_;
     std::optional<boost::asio::strand<boost::asio::any_io_executor>> strand_;
     std::optional<boost::asio::steady_timer> timer_;
+    std::optional<boost::asio::steady_timer> loop_end_;  // async_close waits on it
     std::shared_ptr<redis_link> lease_link_, data_link_;
     std::map<std::string, feed_order_state> mirror_;  // the orders as committed (the holder's copy)
     std::size_t commits_ = 0;
     bool stopping_ = false;
+    bool closed_ = false;     // async_close was called
+    bool loop_done_ = false;  // the lease loop has ended (lease released, links closed)
+    error_code release_error_;
     bool misconfigured_ = false;  // the last call failed on a refused configuration
     mutable std::mutex mtx_;
     redis_feed_lease_status status_;
@@ -611,6 +644,18 @@ void redis_feed_spawn(const std::shared_ptr<redis_feed_shared>& s, boost::asio::
                                       },
                                       std::move(r));
                               }));
+}
+
+DIGITAL_DELIVERY_DECL void redis_feed_close(const std::shared_ptr<redis_feed_shared>& s, boost::asio::any_io_executor ex,
+                                            boost::asio::any_completion_handler<void(error_code)> h)
+{
+    if (!s->started())
+    {
+        // Never loaded: no lease, no connection.
+        boost::asio::post(ex, boost::asio::append(std::move(h), error_code{}));
+        return;
+    }
+    redis_feed_spawn<std::tuple<error_code>>(s, ex, std::move(h), [s] { return s->close(); });
 }
 
 }  // namespace detail
