@@ -8,6 +8,7 @@
 
 #include "errors.hpp"
 #include "journal.hpp"
+#include "output.hpp"
 #include "settings.hpp"
 
 #include <digital_delivery/feed_checkpoint.hpp>
@@ -18,6 +19,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -232,14 +234,24 @@ asio::awaitable<void> watch(session& s, const watch_args& a)
         dd::redis_feed_lease_params lp;
         lp.ttl = ms(a.lease_ttl);
         auto rcp = std::make_shared<dd::redis_feed_checkpoint>(parse_checkpoint_url(a), a.name, lp);
-        std::cerr << "ddctl: standing by for the lease of consumer " << a.name << " (takeover within "
-                  << rcp->takeover_bound().count() << " ms of a holder's death)\n";
+        ddctl::notice("standby", "standing by for the lease of consumer " + a.name + " (takeover within " +
+                                     std::to_string(rcp->takeover_bound().count()) + " ms of a holder's death)");
         dd::order_feed feed(s.client, rcp, o);
         for (;;)
         {
             auto [ec, e] = co_await feed.async_next(asio::as_tuple(asio::deferred));
             if (ec == asio::error::operation_aborted || ec == dd::condition::cancelled)
+            {
+                // Ctrl-C: the lease is released before the event loop stops,
+                // so that a standby takes over at its next poll, not after
+                // --lease-ttl (the checkpoint's destructor could only post it).
+                co_await asio::this_coro::reset_cancellation_state();
+                auto [cec] = co_await rcp->async_close(co_await asio::this_coro::executor, asio::as_tuple(asio::deferred));
+                if (cec)
+                    ddctl::notice("lease", "the lease was not released (" + cec.message() + ": " +
+                                               rcp->status().last_error + "): a standby takes over when it runs out");
                 throw cli_error(exit_interrupted, "interrupted: stopped watching (nothing unacknowledged is lost)");
+            }
             if (ec == dd::client_errc::checkpoint_lease_lost)
                 throw cli_error(exit_failure, "the lease was lost: another watcher of " + a.name +
                                                   " delivers now (nothing acknowledged is lost)");
