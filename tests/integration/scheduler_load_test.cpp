@@ -4,8 +4,8 @@
 // 1000 concurrent coroutines on one client against a sandbox store whose
 // bucket is time-compressed (40 points per 0.5 s), 3 GETs for each PATCH:
 // the client's rate limiter keeps every request under the server's limit.
-// The client counts 20 points per 0.275 s: a pace 10 % below the server's,
-// from a bucket half its size. On a window this short, requests that wait for
+// The client counts 20 points per 0.275 s: a bucket half the server's, on a
+// window 10 % longer (91 % of its pace). On a window this short, requests that wait for
 // one of the transport's connections after their grant are worth points, and
 // the server absorbs the requests that waited, arriving together, with what
 // its bucket holds beyond the client's count: with buckets of one size,

@@ -310,10 +310,9 @@ public:
     bool started() const { return strand_.has_value(); }
 
     // async_close: stops the loop, then waits until it has released the lease
-    // (if held) and closed the links. Later loads and commits are refused.
+    // (if held) and closed the links. Loads and commits are refused from now on.
     boost::asio::awaitable<std::tuple<error_code>> close()
     {
-        closed_ = true;
         stopping_ = true;
         timer_->cancel();
         while (!loop_done_)
@@ -332,7 +331,7 @@ public:
         boost::asio::steady_timer wait(*strand_);
         for (;;)
         {
-            if (closed_)
+            if (stopping_)
                 co_return std::tuple<error_code, feed_state>{boost::asio::error::operation_aborted, feed_state{}};
             const auto now = std::chrono::steady_clock::now();
             if (lease_.holds(now))
@@ -396,7 +395,7 @@ public:
 
     boost::asio::awaitable<std::tuple<error_code>> commit(feed_commit c)
     {
-        if (closed_)
+        if (stopping_)
             co_return std::tuple<error_code>{boost::asio::error::operation_aborted};
         if (!lease_.holds(std::chrono::steady_clock::now()))
         {
@@ -615,8 +614,7 @@ private:
     std::shared_ptr<redis_link> lease_link_, data_link_;
     std::map<std::string, feed_order_state> mirror_;  // the orders as committed (the holder's copy)
     std::size_t commits_ = 0;
-    bool stopping_ = false;
-    bool closed_ = false;     // async_close was called
+    bool stopping_ = false;   // closed (async_close) or destroyed: the loop ends, calls are refused
     bool loop_done_ = false;  // the lease loop has ended (lease released, links closed)
     error_code release_error_;
     bool misconfigured_ = false;  // the last call failed on a refused configuration
